@@ -1,0 +1,224 @@
+#include "flopscope/peaks.hpp"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <sched.h>
+
+namespace flopscope {
+
+const ComputePeak* DevicePeaks::find(std::string_view compute_mode) const {
+  for (const auto& peak : compute)
+    if (peak.compute == compute_mode) return &peak;
+  return nullptr;
+}
+
+// ---- GPUs ------------------------------------------------------------------------------------
+// Note [GPU peak table]: FLOPs per clock per SM are the architecture's dense rates (CUDA-core
+// FMA = 2 FLOPs per lane; tensor cores per the whitepaper). The clocks are the ones the datasheet
+// figure assumes: on Hopper, CUDA-core figures use the 1.98 GHz boost, tensor-core figures the
+// 1.83 GHz "max tensor" clock (132 x 4096 x 1.83e9 = 989.4 TFLOP/s bf16). Each row carries the
+// datasheet's dense figure; tests check formula against datasheet.
+
+namespace {
+
+constexpr std::array<GpuComputeRow, 7> kA100Rows = {{
+    {"f64", 64, 1.41, 9.7},
+    {"f64_tensor", 128, 1.41, 19.5},
+    {"f32", 128, 1.41, 19.5},
+    {"tf32", 1024, 1.41, 156},
+    {"f16", 2048, 1.41, 312},
+    {"bf16", 2048, 1.41, 312},
+    {"f8", 0, 1.41, 0},  // no fp8 tensor cores before sm_89
+}};
+
+constexpr std::array<GpuComputeRow, 7> kH100SxmRows = {{
+    {"f64", 128, 1.98, 34},
+    {"f64_tensor", 256, 1.98, 67},
+    {"f32", 256, 1.98, 67},
+    {"tf32", 2048, 1.83, 494.7},
+    {"f16", 4096, 1.83, 989.4},
+    {"bf16", 4096, 1.83, 989.4},
+    {"f8", 8192, 1.83, 1978.9},
+}};
+
+constexpr std::array<GpuComputeRow, 7> kH100PcieRows = {{
+    {"f64", 128, 1.755, 25.6},
+    {"f64_tensor", 256, 1.755, 51.2},
+    {"f32", 256, 1.755, 51.2},
+    {"tf32", 2048, 1.62, 378},
+    {"f16", 4096, 1.62, 756},
+    {"bf16", 4096, 1.62, 756},
+    {"f8", 8192, 1.62, 1513},
+}};
+
+constexpr std::array<GpuSpec, 6> kGpuSpecs = {{
+    // Longer, more specific matches first: find_gpu_spec takes the first that matches.
+    {"A100 SXM4 40GB", "A100-SXM4-40GB", 108, 1555,
+     "NVIDIA A100 datasheet (2021); A100 whitepaper table 1", kA100Rows},
+    {"A100 SXM4 80GB", "A100-SXM4-80GB", 108, 2039,
+     "NVIDIA A100 datasheet (2021); A100 whitepaper table 1", kA100Rows},
+    {"A100 PCIe 80GB", "A100 80GB PCIe", 108, 1935,
+     "NVIDIA A100 datasheet (2021); A100 whitepaper table 1", kA100Rows},
+    {"H100 PCIe", "H100 PCIe", 114, 2000,
+     "NVIDIA H100 datasheet (2023), PCIe column; H100 whitepaper table 2", kH100PcieRows},
+    {"H100 SXM", "H100 80GB HBM3", 132, 3350,
+     "NVIDIA H100 datasheet (2023), SXM column; H100 whitepaper table 2", kH100SxmRows},
+    {"H200 SXM", "H200", 132, 4800,
+     "NVIDIA H200 datasheet (2024), SXM column (compute as H100 SXM)", kH100SxmRows},
+}};
+
+std::string format_number(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+}  // namespace
+
+std::span<const GpuSpec> gpu_spec_table() { return kGpuSpecs; }
+
+const GpuSpec* find_gpu_spec(std::string_view cuda_device_name) {
+  for (const auto& spec : kGpuSpecs)
+    if (cuda_device_name.find(spec.match) != std::string_view::npos) return &spec;
+  return nullptr;
+}
+
+DevicePeaks gpu_peaks(const GpuSpec& spec) {
+  DevicePeaks peaks;
+  peaks.device_name = std::string(spec.name);
+  for (const auto& row : spec.rows) {
+    if (row.flops_per_clock_per_sm == 0) continue;
+    peaks.compute.push_back({
+        std::string(row.compute),
+        spec.sms * row.flops_per_clock_per_sm * row.clock_ghz * 1e9,
+        std::to_string(spec.sms) + " SMs x " + format_number("%.0f", row.flops_per_clock_per_sm) +
+            " FLOP/clk/SM x " + format_number("%.3g", row.clock_ghz) + " GHz",
+        std::string(spec.source),
+    });
+  }
+  peaks.memory_bytes_per_second = spec.memory_gbytes_per_second * 1e9;
+  peaks.memory_source = std::string(spec.source);
+  return peaks;
+}
+
+// ---- CPU -------------------------------------------------------------------------------------
+
+std::string CpuInfo::vector_isa() const {
+  if (avx512f) return "avx512";
+  if (avx2 && fma) return "avx2";
+  return "scalar";
+}
+
+int CpuInfo::vector_bits() const {
+  if (avx512f) return 512;
+  if (avx2 && fma) return 256;
+  return 64;
+}
+
+namespace {
+
+std::size_t read_cache_size(int index) {
+  std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+  std::string text;
+  if (!(file >> text) || text.empty()) return 0;
+  std::size_t value = std::strtoull(text.c_str(), nullptr, 10);
+  switch (text.back()) {
+    case 'K': return value << 10;
+    case 'M': return value << 20;
+    case 'G': return value << 30;
+    default: return value;
+  }
+}
+
+int read_cache_level(int index, std::string* type) {
+  std::string base = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+  std::ifstream level_file(base + "/level"), type_file(base + "/type");
+  int level = 0;
+  if (!(level_file >> level)) return 0;
+  type_file >> *type;
+  return level;
+}
+
+}  // namespace
+
+CpuInfo detect_cpu() {
+  CpuInfo cpu;
+  __builtin_cpu_init();
+  cpu.avx2 = __builtin_cpu_supports("avx2");
+  cpu.fma = __builtin_cpu_supports("fma");
+  cpu.avx512f = __builtin_cpu_supports("avx512f");
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (cpu.model_name.empty() && line.starts_with("model name")) {
+      cpu.model_name = line.substr(line.find(':') + 2);
+    } else if (line.starts_with("flags")) {
+      std::istringstream flags(line.substr(line.find(':') + 1));
+      std::string flag;
+      while (flags >> flag) {
+        if (flag == "f16c") cpu.f16c = true;
+        if (flag == "avx512_bf16") cpu.avx512_bf16 = true;
+        if (flag == "avx512_fp16") cpu.avx512_fp16 = true;
+        if (flag == "amx_bf16") cpu.amx_bf16 = true;
+      }
+      break;  // one CPU's flags are everyone's
+    }
+  }
+  if (cpu.model_name.empty()) cpu.model_name = "unknown CPU";
+  cpu_set_t set;
+  cpu.cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                          : static_cast<int>(std::thread::hardware_concurrency());
+  for (int index = 0; index < 8; ++index) {
+    std::string type;
+    int level = read_cache_level(index, &type);
+    if (level == 0) break;
+    std::size_t size = read_cache_size(index);
+    if (level == 1 && type == "Data") cpu.l1d_bytes = size;
+    if (level == 2) cpu.l2_bytes = size;
+    if (level == 3) cpu.l3_bytes = size;
+  }
+  return cpu;
+}
+
+int cpu_fma_units(const CpuInfo& cpu) {
+  if (const char* text = std::getenv("FLOPSCOPE_CPU_FMA_UNITS")) {
+    int units = std::atoi(text);
+    if (units > 0) return units;
+  }
+  return cpu.vector_isa() == "scalar" ? 1 : 2;
+}
+
+DevicePeaks cpu_peaks(const CpuInfo& cpu, double clock_hz, int fma_units) {
+  DevicePeaks peaks;
+  peaks.device_name = cpu.model_name;
+  const int bits = cpu.vector_bits();
+  const std::string ghz = format_number("%.3f", clock_hz / 1e9);
+  auto add = [&](std::string compute, int lanes, int flops_per_lane, std::string what) {
+    double value = double(cpu.cores) * clock_hz * fma_units * lanes * flops_per_lane;
+    peaks.compute.push_back({
+        std::move(compute), value,
+        std::to_string(cpu.cores) + " cores x " + ghz + " GHz x " + std::to_string(fma_units) +
+            " FMA units x " + std::to_string(lanes) + " lanes x " + std::to_string(flops_per_lane) +
+            " FLOP (" + what + ")",
+        "computed from detected ISA (" + cpu.vector_isa() + ") and measured clock",
+    });
+  };
+  add("f64", bits / 64, 2, cpu.vector_isa() + " FMA");
+  add("f32", bits / 32, 2, cpu.vector_isa() + " FMA");
+  if (cpu.avx512_bf16) add("bf16", 16, 4, "vdpbf16ps: 2 multiply-adds per f32 lane");
+  if (cpu.avx512_fp16) add("f16", 32, 2, "avx512-fp16 vfmadd*ph");
+  if (const char* text = std::getenv("FLOPSCOPE_CPU_MEMORY_GBS")) {
+    peaks.memory_bytes_per_second = std::atof(text) * 1e9;
+    peaks.memory_source = "FLOPSCOPE_CPU_MEMORY_GBS";
+  } else {
+    peaks.memory_source = "unknown: set FLOPSCOPE_CPU_MEMORY_GBS (channels x MT/s x 8 bytes)";
+  }
+  return peaks;
+}
+
+}  // namespace flopscope

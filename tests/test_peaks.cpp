@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "flopscope/peaks.hpp"
+
+using namespace flopscope;
+
+// Every computed GPU peak agrees with the datasheet's (dense) figure. The datasheets round to
+// two or three significant figures (H100 SXM f64: 132 x 128 x 1.98 GHz = 33.45, printed "34"),
+// so the bound is 2%.
+TEST(GpuPeaks, FormulaMatchesDatasheetForEveryRow) {
+  ASSERT_FALSE(gpu_spec_table().empty());
+  for (const auto& spec : gpu_spec_table()) {
+    DevicePeaks peaks = gpu_peaks(spec);
+    for (const auto& row : spec.rows) {
+      const ComputePeak* peak = peaks.find(row.compute);
+      if (row.flops_per_clock_per_sm == 0) {
+        EXPECT_EQ(peak, nullptr) << spec.name << " " << row.compute;
+        continue;
+      }
+      ASSERT_NE(peak, nullptr) << spec.name << " " << row.compute;
+      double datasheet = row.datasheet_tflops * 1e12;
+      EXPECT_NEAR(peak->flops_per_second / datasheet, 1.0, 0.02) << spec.name << " " << row.compute;
+    }
+  }
+}
+
+TEST(GpuPeaks, HopperTensorPeakUsesTheTensorClock) {
+  const GpuSpec* h100 = find_gpu_spec("NVIDIA H100 80GB HBM3");
+  ASSERT_NE(h100, nullptr);
+  DevicePeaks peaks = gpu_peaks(*h100);
+  // 132 x 4096 x 1.83e9 = 989.4 TFLOP/s, not 1070 (the 1.98 GHz boost).
+  EXPECT_DOUBLE_EQ(peaks.find("bf16")->flops_per_second, 132.0 * 4096 * 1.83e9);
+  EXPECT_NEAR(peaks.find("bf16")->flops_per_second / 1e12, 989.4, 0.1);
+  EXPECT_NEAR(peaks.find("f8")->flops_per_second / 1e12, 1978.9, 0.1);
+  EXPECT_NEAR(peaks.find("f32")->flops_per_second / 1e12, 66.9, 0.1);
+  EXPECT_DOUBLE_EQ(peaks.memory_bytes_per_second, 3.35e12);
+}
+
+TEST(GpuPeaks, FindsDevicesByTheirCudaNames) {
+  EXPECT_EQ(find_gpu_spec("NVIDIA H200")->name, "H200 SXM");
+  EXPECT_EQ(find_gpu_spec("NVIDIA H100 PCIe")->name, "H100 PCIe");
+  EXPECT_EQ(find_gpu_spec("NVIDIA A100-SXM4-80GB")->name, "A100 SXM4 80GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA A100-SXM4-40GB")->name, "A100 SXM4 40GB");
+  EXPECT_EQ(find_gpu_spec("NVIDIA GeForce GTX 1080"), nullptr);
+  EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA H200")).memory_bytes_per_second, 4.8e12);
+  EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA A100-SXM4-80GB")).find("f8"), nullptr);
+}
+
+TEST(CpuPeaks, FormulaIsCoresTimesClockTimesUnitsTimesLanesTimesTwo) {
+  CpuInfo cpu;
+  cpu.model_name = "test CPU";
+  cpu.cores = 4;
+  cpu.avx2 = cpu.fma = true;
+  DevicePeaks avx2 = cpu_peaks(cpu, 3e9, 2);
+  EXPECT_DOUBLE_EQ(avx2.find("f32")->flops_per_second, 4 * 3e9 * 2 * 8 * 2);
+  EXPECT_DOUBLE_EQ(avx2.find("f64")->flops_per_second, 4 * 3e9 * 2 * 4 * 2);
+  EXPECT_EQ(avx2.find("bf16"), nullptr);
+  EXPECT_EQ(avx2.find("f16"), nullptr);
+
+  cpu.avx512f = cpu.avx512_bf16 = cpu.avx512_fp16 = true;
+  DevicePeaks avx512 = cpu_peaks(cpu, 2.5e9, 2);
+  EXPECT_DOUBLE_EQ(avx512.find("f32")->flops_per_second, 4 * 2.5e9 * 2 * 16 * 2);
+  EXPECT_DOUBLE_EQ(avx512.find("f64")->flops_per_second, 4 * 2.5e9 * 2 * 8 * 2);
+  EXPECT_DOUBLE_EQ(avx512.find("bf16")->flops_per_second, 4 * 2.5e9 * 2 * 16 * 4);
+  EXPECT_DOUBLE_EQ(avx512.find("f16")->flops_per_second, 4 * 2.5e9 * 2 * 32 * 2);
+  EXPECT_NE(avx512.find("f32")->formula.find("4 cores x 2.500 GHz x 2 FMA units x 16 lanes"), std::string::npos);
+}
+
+TEST(CpuInfo, DetectsSomethingSensible) {
+  CpuInfo cpu = detect_cpu();
+  EXPECT_GE(cpu.cores, 1);
+  EXPECT_FALSE(cpu.model_name.empty());
+  EXPECT_GT(cpu.l1d_bytes, 0u);
+  if (cpu.avx512f) {
+    EXPECT_EQ(cpu.vector_bits(), 512);
+  }
+}

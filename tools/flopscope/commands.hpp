@@ -1,0 +1,19 @@
+// The `flopscope` command-line tool: one function per subcommand, listed once in main.cpp.
+// Each takes the arguments after its name and returns the exit code (0 ok, 2 bad input).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace flopscope::cli {
+
+using Args = std::vector<std::string>;
+
+// Thrown for bad input; main prints "flopscope <command>: <message>" on one line and exits 2.
+struct UsageError {
+  std::string message;
+};
+
+int cmd_peaks(const Args& args);
+
+}  // namespace flopscope::cli
