@@ -1,0 +1,33 @@
+// What the kernels need to know of the CUDA runtime, callable from plain C++ whether or not
+// flopscope was built with CUDA.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace flopscope::kernels::cuda {
+
+// nullopt when CUDA device `ordinal` can run kernels; otherwise why not, in the runtime's words
+// ("CUDA driver version is insufficient for CUDA runtime version") or "built without CUDA".
+std::optional<std::string> unavailable_reason(int ordinal = 0);
+
+// Number of CUDA devices that can run kernels (0 without a driver, a GPU or CUDA support).
+int device_count();
+
+struct DeviceProperties {
+  std::string name;
+  int sm_major = 0, sm_minor = 0;
+  int sm_count = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t global_memory_bytes = 0;
+  double clock_ghz = 0;          // as the runtime reports it (max boost)
+  double memory_clock_ghz = 0;
+  int memory_bus_bits = 0;
+  std::string cuda_runtime_version;  // "13.0"
+  std::string driver_version;
+};
+
+DeviceProperties device_properties(int ordinal);
+
+}  // namespace flopscope::kernels::cuda
