@@ -1,0 +1,60 @@
+// Memory accounting: bytes of a tensor of a shape and dtype, and of a model's training state.
+// All counts are exact integers; nullopt when a count overflows int64.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flopscope/dtype.hpp"
+
+namespace flopscope {
+
+// "49152x12288", "2^28", "4Kix4Ki", "7" (each dimension as parse_count reads it); nullopt when a
+// dimension does not parse. A 0-d tensor is written "" -> {} (1 element).
+std::optional<std::vector<std::int64_t>> parse_shape(std::string_view text);
+std::string format_shape(std::span<const std::int64_t> shape);  // "49152x12288"
+
+std::optional<std::int64_t> element_count(std::span<const std::int64_t> shape);
+std::optional<std::int64_t> tensor_bytes(std::span<const std::int64_t> shape, DType dtype);
+
+enum class Optimizer { sgd, sgd_momentum, adamw };
+std::optional<Optimizer> parse_optimizer(std::string_view text);  // "sgd", "momentum", "adam", "adamw"
+std::string_view optimizer_name(Optimizer optimizer);
+
+// Note [training state]: what a data-parallel-free, activation-free training step keeps per
+// parameter. Parameters and gradients are in the parameter dtype. SGD keeps no state, SGD with
+// momentum one f32 buffer, Adam/AdamW two f32 moments (exp_avg, exp_avg_sq), as PyTorch's
+// optimizers do for f32 parameters and as mixed-precision recipes do. With parameters narrower
+// than f32 (mixed precision), the optimizer updates an f32 master copy of the weights (on by
+// default; `master_weights = false` models pure low-precision training). bf16 + AdamW + master
+// weights is the usual 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter (ZeRO paper, section 3.1).
+// Activations, temporary buffers and allocator overhead are not counted.
+struct MemoryComponent {
+  std::string name;     // "parameters", "gradients", "adamw exp_avg", ...
+  DType dtype;
+  std::int64_t bytes_per_parameter;
+  std::int64_t bytes;
+};
+
+struct TrainingMemory {
+  std::vector<MemoryComponent> components;
+  std::int64_t bytes_per_parameter = 0;
+  std::int64_t total_bytes = 0;
+};
+
+// nullopt when a total overflows int64.
+std::optional<TrainingMemory> training_memory(std::int64_t parameters, DType parameter_dtype,
+                                              Optimizer optimizer, bool master_weights = true);
+
+// 2415919104 -> "2,415,919,104"
+std::string format_thousands(std::int64_t value);
+// Decimal units: "2.42 GB" (1 GB = 1e9 bytes); "512 B".
+std::string format_bytes_decimal(double bytes);
+// "2,415,919,104 B (2.25 GiB, 2.42 GB)"
+std::string format_bytes_both(std::int64_t bytes);
+
+}  // namespace flopscope
