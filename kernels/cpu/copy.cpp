@@ -1,1 +1,168 @@
-// filled in by the copy kernels
+// Contiguous copy on the CPU.
+//
+// Variants:
+//   memcpy      libc memcpy, one call on one thread: what a user writes; the baseline.
+//   memcpy_omp  libc memcpy on one chunk per OpenMP thread: the baseline, threaded.
+//   simd        own kernel: one chunk per OpenMP thread, the widest vectors the CPU has
+//               (AVX-512, else AVX2, chosen at run time), and non-temporal (streaming) stores
+//               when the arrays are larger than the last-level cache, so that the destination
+//               is not read for ownership (write-allocate) and does not evict the source.
+#include "flopscope/kernels/copy.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "flopscope/peaks.hpp"
+
+namespace flopscope::kernels {
+
+void copy_reference(void* dst, const void* src, std::size_t count, std::size_t element_size) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t b = 0; b < element_size; ++b) out[i * element_size + b] = in[i * element_size + b];
+}
+
+std::size_t cpu_streaming_threshold_bytes() {
+  static const std::size_t threshold = [] {
+    CpuInfo cpu = detect_cpu();
+    std::size_t llc = cpu.l3_bytes ? cpu.l3_bytes : cpu.l2_bytes;
+    return llc ? llc : std::size_t{32} << 20;
+  }();
+  return threshold;
+}
+
+namespace {
+
+// Splits [0, bytes) into one chunk per thread, chunk starts rounded to 64 bytes (a cache line)
+// so that two threads never write the same line.
+template <typename ChunkFn>
+void for_each_thread_chunk(std::size_t bytes, ChunkFn&& chunk_fn) {
+  const int threads = omp_get_max_threads();
+  if (threads <= 1 || bytes < (std::size_t{1} << 16)) {
+    chunk_fn(std::size_t{0}, bytes);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    const auto n = static_cast<std::size_t>(omp_get_num_threads());
+    auto boundary = [&](std::size_t i) { return std::min(bytes, (bytes * i / n) & ~std::size_t{63}); };
+    std::size_t begin = t == 0 ? 0 : boundary(t);
+    std::size_t end = t + 1 == n ? bytes : boundary(t + 1);
+    if (end > begin) chunk_fn(begin, end - begin);
+  }
+}
+
+void copy_memcpy(void* dst, const void* src, std::size_t count, std::size_t element_size) {
+  if (count) std::memcpy(dst, src, count * element_size);
+}
+
+void copy_memcpy_omp(void* dst, const void* src, std::size_t count, std::size_t element_size) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for_each_thread_chunk(count * element_size,
+                        [&](std::size_t begin, std::size_t bytes) { std::memcpy(out + begin, in + begin, bytes); });
+}
+
+// Copies the bytes before `out` reaches `alignment`, returns how many.
+std::size_t copy_head(unsigned char* out, const unsigned char* in, std::size_t bytes, std::size_t alignment) {
+  std::size_t misalignment = reinterpret_cast<std::uintptr_t>(out) & (alignment - 1);
+  std::size_t head = misalignment ? std::min(bytes, alignment - misalignment) : 0;
+  std::memcpy(out, in, head);
+  return head;
+}
+
+__attribute__((target("avx512f"))) void chunk_avx512(unsigned char* out, const unsigned char* in,
+                                                      std::size_t bytes, bool streaming) {
+  std::size_t i = copy_head(out, in, bytes, 64);
+  // Four 64-byte vectors per iteration: enough loads in flight to cover the memory latency.
+  if (streaming) {
+    for (; i + 256 <= bytes; i += 256) {
+      __m512i a = _mm512_loadu_si512(in + i), b = _mm512_loadu_si512(in + i + 64);
+      __m512i c = _mm512_loadu_si512(in + i + 128), d = _mm512_loadu_si512(in + i + 192);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), a);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i + 64), b);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i + 128), c);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i + 192), d);
+    }
+    _mm_sfence();  // streaming stores are weakly ordered: fence before anyone reads dst
+  } else {
+    for (; i + 256 <= bytes; i += 256) {
+      __m512i a = _mm512_loadu_si512(in + i), b = _mm512_loadu_si512(in + i + 64);
+      __m512i c = _mm512_loadu_si512(in + i + 128), d = _mm512_loadu_si512(in + i + 192);
+      _mm512_store_si512(out + i, a);
+      _mm512_store_si512(out + i + 64, b);
+      _mm512_store_si512(out + i + 128, c);
+      _mm512_store_si512(out + i + 192, d);
+    }
+  }
+  std::memcpy(out + i, in + i, bytes - i);
+}
+
+__attribute__((target("avx2"))) void chunk_avx2(unsigned char* out, const unsigned char* in, std::size_t bytes,
+                                                bool streaming) {
+  std::size_t i = copy_head(out, in, bytes, 32);
+  if (streaming) {
+    for (; i + 128 <= bytes; i += 128) {
+      __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+      __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 32));
+      __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 64));
+      __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 96));
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), a);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i + 32), b);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i + 64), c);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i + 96), d);
+    }
+    _mm_sfence();
+  } else {
+    for (; i + 128 <= bytes; i += 128) {
+      __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+      __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 32));
+      __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 64));
+      __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 96));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + i), a);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + i + 32), b);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + i + 64), c);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + i + 96), d);
+    }
+  }
+  std::memcpy(out + i, in + i, bytes - i);
+}
+
+bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
+bool has_avx2() { return __builtin_cpu_supports("avx2"); }
+bool always() { return true; }
+
+void copy_simd(void* dst, const void* src, std::size_t count, std::size_t element_size) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  const std::size_t bytes = count * element_size;
+  const bool streaming = bytes > cpu_streaming_threshold_bytes();
+  static const auto chunk = has_avx512() ? chunk_avx512 : has_avx2() ? chunk_avx2 : nullptr;
+  if (!chunk) {
+    copy_memcpy_omp(dst, src, count, element_size);
+    return;
+  }
+  for_each_thread_chunk(bytes, [&](std::size_t begin, std::size_t chunk_bytes) {
+    chunk(out + begin, in + begin, chunk_bytes, streaming);
+  });
+}
+
+constexpr std::array<CopyVariant, 3> kVariants = {{
+    {"memcpy", "libc memcpy, one call on one thread (baseline)", copy_memcpy, always},
+    {"memcpy_omp", "libc memcpy, one chunk per OpenMP thread", copy_memcpy_omp, always},
+    {"simd", "AVX-512/AVX2 loads and stores per OpenMP thread, streaming stores above the LLC size",
+     copy_simd, always},
+}};
+
+}  // namespace
+
+std::span<const CopyVariant> cpu_copy_variants() { return kVariants; }
+
+}  // namespace flopscope::kernels
