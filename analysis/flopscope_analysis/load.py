@@ -1,0 +1,461 @@
+"""Loads flopscope's Google Benchmark JSON files (one per bench binary) into cases and devices.
+
+The input format is described in analysis/FORMAT.md. Every figure shown later comes from these
+files as they are: nothing here re-derives a counter that the JSON carries. What this module
+chooses is which entry of a case stands for it (the median aggregate, else the single
+iteration), where its variation comes from (the cv aggregate of real_time), and whether it was
+skipped or failed (error_message "skipped: ..." or anything else).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from .errors import AnalysisError
+from .names import CaseName, CaseNameError, parse_case_name, strip_gbench_suffixes
+
+NOISY_CV = 0.05  # a case whose cv of real_time exceeds 5% is marked noisy, not to be trusted
+SKIP_PREFIX = "skipped: "
+FAIL_PREFIX = "failed: "
+CONTEXT_SCHEMA = 1
+
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# Fields that Google Benchmark itself writes into an entry; every other numeric field is a counter.
+_GBENCH_FIELDS = {
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit", "label",
+    "error_occurred", "error_message", "aggregate_name", "aggregate_unit", "big_o", "rms",
+    "cpu_coefficient", "real_coefficient", "complexity_n",
+}
+_AGGREGATES = ("mean", "median", "stddev", "cv")
+
+
+def number(value: Any) -> Optional[float]:
+    """value as a float if it is a JSON number (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def finite(value: Any) -> Optional[float]:
+    """value as a float if it is a finite JSON number, else None."""
+    x = number(value)
+    return x if x is not None and math.isfinite(x) else None
+
+
+def parse_label(text: str) -> dict[str, str]:
+    """'bound=memory compute=f32' -> {'bound': 'memory', 'compute': 'f32'}; words without '='
+    are kept with an empty value."""
+    label: dict[str, str] = {}
+    for word in text.split():
+        key, _, value = word.partition("=")
+        label[key] = value
+    return label
+
+
+@dataclass
+class Device:
+    """One device of a run's context (context.flopscope.devices[<id>]), read tolerantly: every
+    field but the id may be missing or null."""
+
+    id: str
+    info: dict[str, Any]
+
+    def _get(self, *path: str) -> Any:
+        node: Any = self.info
+        for key in path:
+            if not isinstance(node, dict):
+                return None
+            node = node.get(key)
+        return node
+
+    @property
+    def name(self) -> str:
+        return str(self._get("name") or self.id)
+
+    @property
+    def key(self) -> Optional[str]:
+        key = self._get("key")
+        return str(key) if key else None
+
+    @property
+    def kind(self) -> str:
+        return str(self._get("kind") or ("cpu" if self.id == "cpu" else "cuda"))
+
+    @property
+    def clock_hz(self) -> Optional[float]:
+        return finite(self._get("clock_hz"))
+
+    @property
+    def clock_source(self) -> Optional[str]:
+        return self._get("clock_source")
+
+    @property
+    def caches(self) -> dict[str, float]:
+        """Cache sizes in bytes by level name (l1d, l2, l3); a GPU's l2_bytes appears as l2."""
+        caches: dict[str, float] = {}
+        raw = self._get("caches")
+        if isinstance(raw, dict):
+            for level, size in raw.items():
+                if finite(size):
+                    caches[str(level)] = finite(size)
+        if "l2" not in caches and finite(self._get("l2_bytes")):
+            caches["l2"] = finite(self._get("l2_bytes"))
+        return caches
+
+    @property
+    def compute_peaks(self) -> dict[str, dict[str, Any]]:
+        """mode -> {"flops_per_second", "formula", "source"} for each mode with a numeric peak."""
+        peaks: dict[str, dict[str, Any]] = {}
+        raw = self._get("peaks", "compute")
+        if isinstance(raw, dict):
+            for mode, entry in raw.items():
+                if isinstance(entry, dict) and finite(entry.get("flops_per_second")):
+                    peaks[str(mode)] = {
+                        "flops_per_second": finite(entry["flops_per_second"]),
+                        "formula": entry.get("formula"),
+                        "source": entry.get("source"),
+                    }
+                elif finite(entry):
+                    peaks[str(mode)] = {"flops_per_second": finite(entry), "formula": None,
+                                        "source": None}
+        return peaks
+
+    @property
+    def memory_peak(self) -> Optional[float]:
+        return finite(self._get("peaks", "memory_bytes_per_second"))
+
+    @property
+    def memory_source(self) -> Optional[str]:
+        return self._get("peaks", "memory_source")
+
+    @property
+    def ceilings_file(self) -> Optional[str]:
+        return self._get("ceilings", "file")
+
+    @property
+    def memory_ceilings(self) -> dict[str, float]:
+        """'copy'/'triad' -> measured bytes/s, where the ceilings file has them."""
+        raw = self._get("ceilings", "memory_bytes_per_second")
+        if not isinstance(raw, dict):
+            return {}
+        return {str(k): finite(v) for k, v in raw.items() if finite(v)}
+
+    @property
+    def compute_ceilings(self) -> dict[str, float]:
+        raw = self._get("ceilings", "compute")
+        if not isinstance(raw, dict):
+            return {}
+        return {str(k): finite(v) for k, v in raw.items() if finite(v)}
+
+
+@dataclass
+class Context:
+    """context.flopscope of one file, decoded, plus Google Benchmark's own context fields."""
+
+    binary: str
+    build: dict[str, Any]
+    run: dict[str, Any]
+    devices: dict[str, Device]
+    skipped_devices: dict[str, str]
+    gbench: dict[str, Any]
+
+
+@dataclass
+class Case:
+    """One benchmark case (one run_name) of one file, represented by one entry."""
+
+    name: CaseName
+    run_name: str
+    file: Path
+    binary: str
+    status: str  # "ok", "skipped" or "failed"
+    reason: Optional[str] = None  # for skipped/failed: the message without its prefix
+    statistic: Optional[str] = None  # "median" (aggregate) or "single" (one iteration entry)
+    repetitions: int = 0  # iteration entries seen (or the "repetitions" field)
+    real_time_s: Optional[float] = None
+    cpu_time_s: Optional[float] = None
+    cv: Optional[float] = None  # cv aggregate of real_time, a fraction (0.02 = 2%)
+    counters: dict[str, float] = field(default_factory=dict)
+    label: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def noisy(self) -> bool:
+        return self.cv is not None and self.cv > NOISY_CV
+
+    def counter(self, key: str) -> Optional[float]:
+        value = self.counters.get(key)
+        return value
+
+    @property
+    def flops(self) -> Optional[float]:
+        return finite(self.counters.get("flops"))
+
+    @property
+    def bytes(self) -> Optional[float]:
+        return finite(self.counters.get("bytes"))
+
+    @property
+    def flops_per_second(self) -> Optional[float]:
+        return finite(self.counters.get("flops_per_second"))
+
+    @property
+    def bytes_per_second(self) -> Optional[float]:
+        return finite(self.counters.get("bytes_per_second"))
+
+    @property
+    def intensity(self) -> Optional[float]:
+        """The intensity counter (FLOP/byte) as written; may be inf (no bytes) or nan."""
+        return number(self.counters.get("intensity"))
+
+    @property
+    def bound(self) -> str:
+        """The label's bound=, else 'memory' for a case without FLOPs, else 'compute'."""
+        bound = self.label.get("bound")
+        if bound:
+            return bound
+        return "memory" if not self.flops else "compute"
+
+    @property
+    def compute_mode(self) -> Optional[str]:
+        return self.label.get("compute") or None
+
+    @property
+    def pct_peak(self) -> Optional[float]:
+        """Percent of the theoretical peak for the case's bound (pct_peak_bw or pct_peak_flops)."""
+        key = "pct_peak_bw" if self.bound == "memory" else "pct_peak_flops"
+        return finite(self.counters.get(key))
+
+    @property
+    def pct_ceiling(self) -> Optional[float]:
+        key = "pct_ceiling_bw" if self.bound == "memory" else "pct_ceiling_flops"
+        return finite(self.counters.get(key))
+
+
+@dataclass
+class BenchFile:
+    path: Path
+    context: Context
+    cases: list[Case]
+
+
+@dataclass
+class Run:
+    dir: Path
+    files: list[BenchFile]
+    devices: dict[str, Device]  # merged over the files; first non-null value of each field wins
+    skipped_devices: dict[str, str]
+
+    @property
+    def id(self) -> str:
+        return self.dir.resolve().name
+
+    @property
+    def cases(self) -> list[Case]:
+        return [case for f in self.files for case in f.cases]
+
+    def file(self, binary: str) -> Optional[BenchFile]:
+        for f in self.files:
+            if f.path.stem == binary or f.context.binary == binary:
+                return f
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnalysisError(f"{path}: not JSON (not UTF-8 text)") from None
+    except OSError as e:
+        raise AnalysisError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise AnalysisError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+
+
+def _decode_context(path: Path, context: dict[str, Any]) -> Context:
+    if "flopscope" not in context:
+        raise AnalysisError(
+            f"{path}: no flopscope context (context.flopscope is missing): "
+            "not written by a flopscope bench binary")
+    raw = context["flopscope"]
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise AnalysisError(f"{path}: context.flopscope is not a JSON-encoded string: {e.msg}") from None
+    if not isinstance(raw, dict):
+        raise AnalysisError(f"{path}: context.flopscope is not a JSON object")
+    schema = raw.get("schema")
+    if schema != CONTEXT_SCHEMA:
+        raise AnalysisError(
+            f"{path}: context.flopscope schema is {schema!r}, this analysis reads schema {CONTEXT_SCHEMA}")
+
+    def obj(key: str) -> dict[str, Any]:
+        value = raw.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise AnalysisError(f"{path}: context.flopscope.{key} is not a JSON object")
+        return value
+
+    devices = {}
+    for device_id, info in obj("devices").items():
+        if not isinstance(info, dict):
+            raise AnalysisError(f"{path}: context.flopscope.devices[{device_id!r}] is not a JSON object")
+        devices[str(device_id)] = Device(str(device_id), info)
+    skipped = {str(k): str(v) for k, v in obj("skipped_devices").items()}
+    gbench = {k: v for k, v in context.items() if k != "flopscope"}
+    return Context(binary=str(raw.get("binary") or path.stem), build=obj("build"), run=obj("run"),
+                   devices=devices, skipped_devices=skipped, gbench=gbench)
+
+
+def _entry_run_name(path: Path, index: int, entry: Any) -> str:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise AnalysisError(f"{path}: not Google Benchmark JSON (benchmarks[{index}] has no name)")
+    run_name = entry.get("run_name")
+    if isinstance(run_name, str):
+        return run_name
+    name = entry["name"]  # Google Benchmark before 1.5 had no run_name
+    aggregate = entry.get("aggregate_name")
+    if entry.get("run_type") == "aggregate" and isinstance(aggregate, str) and name.endswith("_" + aggregate):
+        return name[: -len(aggregate) - 1]
+    return name
+
+
+def _time_s(path: Path, entry: dict[str, Any], key: str) -> Optional[float]:
+    value = number(entry.get(key))
+    unit = entry.get("time_unit", "ns")
+    if value is None:
+        return None
+    if unit not in _TIME_UNITS:
+        raise AnalysisError(f"{path}: {entry['name']}: unknown time_unit {unit!r}")
+    return value * _TIME_UNITS[unit]
+
+
+def _counters(entry: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in entry.items()
+            if k not in _GBENCH_FIELDS and number(v) is not None}
+
+
+def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, Any]]) -> Case:
+    try:
+        name = parse_case_name(strip_gbench_suffixes(run_name))
+    except CaseNameError as e:
+        raise AnalysisError(f"{path}: {e}") from None
+
+    iterations = [e for e in entries if e.get("run_type", "iteration") != "aggregate"]
+    aggregates: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if e.get("run_type") == "aggregate" and e.get("aggregate_name") in _AGGREGATES:
+            aggregates.setdefault(e["aggregate_name"], e)  # first one wins if written twice
+
+    case = Case(name=name, run_name=run_name, file=path, binary=binary, status="ok")
+    errors = [e for e in iterations if e.get("error_occurred")]
+    good = [e for e in iterations if not e.get("error_occurred")]
+    case.repetitions = len(iterations)
+    messages = [str(e.get("error_message") or "") for e in errors]
+    failures = [m for m in messages if not m.startswith(SKIP_PREFIX)]
+    if failures:
+        # A repetition that failed validation makes the whole case a failure: never report it.
+        case.status = "failed"
+        message = failures[0]
+        case.reason = message[len(FAIL_PREFIX):] if message.startswith(FAIL_PREFIX) else message
+        case.reason = case.reason or "(no error message)"
+        return case
+    if errors and not good:
+        case.status = "skipped"
+        case.reason = messages[0][len(SKIP_PREFIX):]
+        return case
+    if errors:
+        case.notes.append(f"{len(errors)} of {len(iterations)} repetitions skipped: "
+                          f"{messages[0][len(SKIP_PREFIX):]}")
+
+    if "median" in aggregates:
+        chosen, case.statistic = aggregates["median"], "median"
+        reps = number(chosen.get("repetitions"))
+        if reps and not iterations:  # --benchmark_report_aggregates_only
+            case.repetitions = int(reps)
+    elif good:
+        if len(good) > 1:
+            # Several repetitions but no aggregates: stand for the case by the repetition of
+            # median real_time (an entry as written, not a computed figure).
+            good = sorted(good, key=lambda e: number(e.get("real_time")) or 0.0)
+            case.notes.append(f"{len(good)} repetitions without a median aggregate: "
+                              "the repetition of median real_time is shown")
+            chosen, case.statistic = good[(len(good) - 1) // 2], "median repetition"
+        else:
+            chosen, case.statistic = good[0], "single"
+    else:
+        raise AnalysisError(f"{path}: {run_name}: no iteration entry and no median aggregate")
+
+    case.real_time_s = _time_s(path, chosen, "real_time")
+    case.cpu_time_s = _time_s(path, chosen, "cpu_time")
+    case.counters = _counters(chosen)
+    label = chosen.get("label")
+    case.label = parse_label(label) if isinstance(label, str) else {}
+    if "cv" in aggregates:
+        case.cv = finite(aggregates["cv"].get("real_time"))
+    return case
+
+
+def load_file(path: Path | str) -> BenchFile:
+    """Loads one Google Benchmark JSON file written by a flopscope bench binary."""
+    path = Path(path)
+    data = _read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise AnalysisError(f"{path}: not Google Benchmark JSON (no 'benchmarks' list)")
+    if not isinstance(data.get("context"), dict):
+        raise AnalysisError(f"{path}: not Google Benchmark JSON (no 'context' object)")
+    context = _decode_context(path, data["context"])
+
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for index, entry in enumerate(data["benchmarks"]):
+        grouped.setdefault(_entry_run_name(path, index, entry), []).append(entry)
+    cases = [_build_case(path, context.binary, run_name, entries)
+             for run_name, entries in grouped.items()]
+    return BenchFile(path=path, context=context, cases=cases)
+
+
+def _merge_device(into: dict[str, Any], other: dict[str, Any]) -> None:
+    for key, value in other.items():
+        if into.get(key) is None and value is not None:
+            into[key] = value
+
+
+def load_run(run_dir: Path | str) -> Run:
+    """Loads every *.json file directly inside a run directory; each must be Google Benchmark JSON
+    from a flopscope bench binary, and at least one must hold benchmarks."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise AnalysisError(f"{run_dir}: not a directory")
+    paths = sorted(p for p in run_dir.glob("*.json") if p.is_file())
+    if not paths:
+        raise AnalysisError(f"{run_dir}: no results (no *.json files)")
+    files = [load_file(p) for p in paths]
+    if not any(f.cases for f in files):
+        raise AnalysisError(f"{run_dir}: no results (no benchmarks in {', '.join(p.name for p in paths)})")
+
+    merged: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, str] = {}
+    for f in files:
+        for device_id, device in f.context.devices.items():
+            _merge_device(merged.setdefault(device_id, {}), device.info)
+        for device_id, reason in f.context.skipped_devices.items():
+            skipped.setdefault(device_id, reason)
+    devices = {device_id: Device(device_id, info) for device_id, info in merged.items()}
+    return Run(dir=run_dir, files=files, devices=devices, skipped_devices=skipped)

@@ -1,0 +1,238 @@
+"""report.md of a run directory: header (run, build, devices, peaks, ceilings), a table of
+achieved figures per family and device, the plots, and the skipped and failed cases."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import fmt, plots
+from .atomic import write_text_atomic
+from .load import NOISY_CV, Case, Device, Run
+
+NOISY_MARK = "⚠ noisy"
+
+
+def cell(value: Any) -> str:
+    """A Markdown table cell: no pipes or newlines."""
+    return str(value).replace("|", "\\|").replace("\n", " ").strip() or fmt.MISSING
+
+
+def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def cv_cell(case: Case) -> str:
+    if case.cv is None:
+        return f"{fmt.MISSING} (1 run)" if case.repetitions <= 1 else fmt.MISSING
+    text = fmt.fraction_percent(case.cv)
+    return f"{text} {NOISY_MARK}" if case.noisy else text
+
+
+def result_row(case: Case) -> list[str]:
+    return [
+        case.name.variant,
+        case.name.dtype,
+        case.name.shape_text(),
+        fmt.size(case.bytes),
+        case.bound + (f" ({case.compute_mode})" if case.compute_mode else ""),
+        fmt.duration(case.real_time_s),
+        fmt.giga(case.flops_per_second),
+        fmt.giga(case.bytes_per_second),
+        fmt.intensity(case.intensity),
+        fmt.percent(case.pct_peak),
+        fmt.percent(case.pct_ceiling),
+        cv_cell(case),
+    ]
+
+
+RESULT_HEADER = ["variant", "dtype", "shape", "bytes/iter", "bound", "median time", "GFLOP/s",
+                 "GB/s", "FLOP/byte", "% peak", "% ceiling", "cv"]
+
+
+def _build_text(build: dict[str, Any]) -> str:
+    parts = [f"{build.get('compiler') or '?'}", f"{build.get('build_type') or '?'}",
+             f"CUDA {build['cuda']}" if build.get("cuda") else "no CUDA",
+             f"commit {build.get('git_commit') or '?'}"]
+    return ", ".join(parts)
+
+
+def _device_section(device: Device) -> list[str]:
+    info = device.info
+    lines = [f"### {device.id}: {device.name}", ""]
+    facts = [f"kind {device.kind}"]
+    for key, label in (("isa", "ISA"), ("cores", "cores"), ("sm", "SM"), ("sm_count", "SMs")):
+        if info.get(key) is not None:
+            facts.append(f"{label} {info[key]}")
+    if info.get("memory_bytes") is not None:
+        facts.append(f"memory {fmt.size(info['memory_bytes'])}")
+    caches = device.caches
+    if caches:
+        facts.append("caches " + ", ".join(f"{k} {fmt.size(v)}" for k, v in caches.items()))
+    lines.append("- " + "; ".join(facts))
+    clock = fmt.hz(device.clock_hz) if device.clock_hz else "unknown"
+    if device.clock_source:
+        clock += f" ({device.clock_source})"
+    lines.append(f"- clock: {clock}")
+    memory = f"{fmt.giga(device.memory_peak)} GB/s" if device.memory_peak else "unknown"
+    if device.memory_source:
+        memory += f" ({device.memory_source})"
+    lines += [f"- theoretical memory bandwidth: {memory}", ""]
+
+    peaks = device.compute_peaks
+    if peaks:
+        lines += ["Theoretical compute peaks:", ""]
+        lines += table(["mode", "GFLOP/s", "formula", "source"],
+                       [[mode, fmt.giga(p["flops_per_second"]), p["formula"] or fmt.MISSING,
+                         p["source"] or fmt.MISSING]
+                        for mode, p in sorted(peaks.items(), key=lambda kv: -kv[1]["flops_per_second"])])
+    else:
+        lines.append("Theoretical compute peaks: none in the context.")
+    lines.append("")
+
+    rows = [[f"memory {k}", f"{fmt.giga(v)} GB/s"] for k, v in sorted(device.memory_ceilings.items())]
+    rows += [[f"compute {k}", f"{fmt.giga(v)} GFLOP/s"]
+             for k, v in sorted(device.compute_ceilings.items(), key=lambda kv: -kv[1])]
+    if rows:
+        lines += [f"Measured ceilings (from `{device.ceilings_file or '?'}`):", ""]
+        lines += table(["ceiling", "value"], rows)
+    else:
+        lines.append("Measured ceilings: none for this device (no ceilings file when the run "
+                     "started; `flopscope-analysis ceilings RUN_DIR` writes one from bench_peak).")
+    lines.append("")
+    return lines
+
+
+def _results_section(run: Run) -> list[str]:
+    ok = sorted((c for c in run.cases if c.ok), key=lambda c: c.name.sort_key())
+    lines = ["## Results", ""]
+    if not ok:
+        return lines + ["No case ran: every case was skipped or failed (see below).", ""]
+    noisy = [c for c in ok if c.noisy]
+    lines += [
+        "Each row is one case: its median over the repetitions (the `median` aggregate, else the "
+        "single run); `% peak` and `% ceiling` are against the theoretical peak and the measured "
+        "ceiling of the bound that applies (memory: bandwidth, compute: the mode's FLOP/s), as "
+        f"the benchmark computed them. cv is the coefficient of variation of the time; above "
+        f"{NOISY_CV:.0%} the case is marked {NOISY_MARK}: not to be trusted.", ""]
+    if noisy:
+        lines += [f"**{len(noisy)} noisy case(s)**: " +
+                  ", ".join(f"`{c.name}`" for c in noisy), ""]
+    groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for case in ok:
+        groups[(case.name.family, case.name.device)].append(case)
+    for (family, device_id), cases in groups.items():
+        device = run.devices.get(device_id)
+        title = f"{family} on {device_id}" + (f" ({device.name})" if device else "")
+        lines += [f"### {title}", ""]
+        lines += table(RESULT_HEADER, [result_row(c) for c in cases])
+        notes = [c for c in cases if c.notes]
+        if notes:
+            lines.append("")
+            lines += [f"- `{c.name}`: {'; '.join(c.notes)}" for c in notes]
+        lines.append("")
+    return lines
+
+
+def _plots_section(run: Run, run_dir: Path) -> list[str]:
+    lines = ["## Plots", ""]
+    device_ids = sorted({c.name.device for c in run.cases if c.ok},
+                        key=lambda d: (d != "cpu", d))
+    wrote = False
+    for device_id in device_ids:
+        slug = plots.device_slug(device_id)
+        roof = plots.roofline(run, device_id, run_dir / "plots" / f"roofline_{slug}.png")
+        if roof:
+            lines += [f"### Roofline: {device_id}", "",
+                      f"![roofline {device_id}](plots/{roof.name})", "",
+                      f"*{plots.ROOFLINE_CAPTION}*", ""]
+            wrote = True
+        copy = plots.copy_bandwidth(run, device_id, run_dir / "plots" / f"copy_bandwidth_{slug}.png")
+        if copy:
+            lines += [f"### Copy bandwidth against size: {device_id}", "",
+                      f"![copy bandwidth {device_id}](plots/{copy.name})", "",
+                      f"*{plots.COPY_CAPTION}*", ""]
+            wrote = True
+    if not wrote:
+        lines += ["No plots: no case ran.", ""]
+    return lines
+
+
+def _skips_section(run: Run) -> list[str]:
+    failed = sorted((c for c in run.cases if c.status == "failed"), key=lambda c: c.name.sort_key())
+    skipped = [c for c in run.cases if c.status == "skipped"]
+    lines = ["## Skipped and failed cases", ""]
+    lines.append(f"### Failed ({len(failed)})")
+    lines.append("")
+    if failed:
+        lines += ["These cases failed validation (or another check) and were not timed; they are "
+                  "not in the tables or plots.", ""]
+        lines += table(["case", "file", "reason"],
+                       [[f"`{c.name}`", c.file.name, c.reason] for c in failed])
+    else:
+        lines.append("None.")
+    lines.append("")
+    lines.append(f"### Skipped ({len(skipped)})")
+    lines.append("")
+    if skipped:
+        groups: dict[tuple[str, str, str, str], list[Case]] = defaultdict(list)
+        for c in skipped:
+            groups[(c.name.family, c.name.variant, c.name.device, c.reason or "")].append(c)
+        rows = []
+        for (family, variant, device_id, reason), cases in sorted(groups.items()):
+            dtypes = sorted({c.name.dtype for c in cases})
+            shapes = [c.name.shape_text() for c in cases]
+            shown = ", ".join(shapes[:4]) + (f", … ({len(shapes)} in all)" if len(shapes) > 4 else "")
+            rows.append([f"{family}/{variant}", device_id, len(cases), ", ".join(dtypes), shown, reason])
+        lines += table(["family/variant", "device", "cases", "dtypes", "shapes", "reason"], rows)
+    else:
+        lines.append("None.")
+    lines.append("")
+    return lines
+
+
+def render(run: Run, run_dir: Path) -> str:
+    """The text of report.md; writes the plots under run_dir/plots/ on the way."""
+    lines = [f"# flopscope run {run.id}", ""]
+    first = run.files[0].context
+    date = first.gbench.get("date")
+    host = first.gbench.get("host_name")
+    if date or host:
+        lines += [f"Measured {date or '?'}" + (f" on host `{host}`" if host else "") + ".", ""]
+
+    rows = []
+    for f in run.files:
+        counts = defaultdict(int)
+        for c in f.cases:
+            counts[c.status] += 1
+        hot = f.context.run.get("hot")
+        rows.append([f.context.binary, f.path.name, counts["ok"], counts["skipped"], counts["failed"],
+                     _build_text(f.context.build),
+                     fmt.MISSING if hot is None else ("hot (no cache flush)" if hot else "cold (L2 flushed)")])
+    lines += ["## Run", ""]
+    lines += table(["binary", "file", "ran", "skipped", "failed", "build", "timing"], rows)
+    lines.append("")
+
+    lines += ["## Devices", ""]
+    if not run.devices:
+        lines += ["No device in the context.", ""]
+    for device_id in sorted(run.devices, key=lambda d: (d != "cpu", d)):
+        lines += _device_section(run.devices[device_id])
+    if run.skipped_devices:
+        lines += ["### Skipped devices", ""]
+        lines += [f"- `{d}`: {reason}" for d, reason in sorted(run.skipped_devices.items())]
+        lines.append("")
+
+    lines += _results_section(run)
+    lines += _plots_section(run, run_dir)
+    lines += _skips_section(run)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_report(run: Run, run_dir: Path | str) -> Path:
+    run_dir = Path(run_dir)
+    text = render(run, run_dir)
+    return write_text_atomic(run_dir / "report.md", text)
