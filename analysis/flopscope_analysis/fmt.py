@@ -66,3 +66,14 @@ def hz(x: Optional[float]) -> str:
 
 def intensity(x: Optional[float]) -> str:
     return sig(x)
+
+
+def rate(x: Optional[float], unit: str) -> str:
+    """A rate with an SI prefix: rate(4.8e12, 'B/s') -> '4.80 TB/s', rate(3.3e11, 'FLOP/s') ->
+    '333 GFLOP/s'."""
+    if x is None:
+        return MISSING
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{sig(x / scale)} {prefix}{unit}"
+    return f"{sig(x)} {unit}"

@@ -214,8 +214,14 @@ class Case:
 
     @property
     def intensity(self) -> Optional[float]:
-        """The intensity counter (FLOP/byte) as written; may be inf (no bytes) or nan."""
+        """The intensity counter (FLOP/byte) as written (the harness writes 0 when bytes is 0)."""
         return number(self.counters.get("intensity"))
+
+    @property
+    def moves_no_bytes(self) -> bool:
+        """A case with FLOPs and no bytes (an FMA chain in registers): its intensity is really
+        infinite, whatever the intensity counter says."""
+        return bool(self.flops) and self.bytes == 0
 
     @property
     def bound(self) -> str:

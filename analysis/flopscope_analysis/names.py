@@ -5,11 +5,16 @@
     family, variant   [a-z0-9_]+
     dtype             [a-z0-9_]+ , optionally "->" and another (a conversion: f32->bf16)
     device            cpu | cuda:N
-    shape             key=value[,key=value...]   key [a-z_][a-z0-9_]*, value a non-negative integer
+    shape             key=value[,key=value...]   key [a-z_][a-z0-9_]*, value an integer
     extra             key=value                   key as above, value [A-Za-z0-9_.:-]+
 
 Google Benchmark appends its own suffixes to a run's name (/manual_time, /iterations:N, ...);
 strip_gbench_suffixes() removes them before parsing.
+
+parse_case_name() accepts exactly what parse_case_name() in bench/harness/naming.cpp accepts
+(integers as std::from_chars reads them, repeated keys allowed), except the device alias "cuda",
+which the C++ device parser takes on the command line but which no case name contains. A name
+the harness writes (CaseName::str()) parses back to itself: format() is the same function.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ _TOKEN = re.compile(r"[a-z0-9_]+\Z")
 _DTYPE = re.compile(r"[a-z0-9_]+(->[a-z0-9_]+)?\Z")
 _DEVICE = re.compile(r"(cpu|cuda:(0|[1-9][0-9]*))\Z")
 _KEY = re.compile(r"[a-z_][a-z0-9_]*\Z")
-_INT = re.compile(r"(0|[1-9][0-9]*)\Z")  # no leading zeros: the name round-trips
+_INT = re.compile(r"-?[0-9]+\Z")  # what std::from_chars takes, as in bench/harness/naming.cpp
 _EXTRA_VALUE = re.compile(r"[A-Za-z0-9_.:-]+\Z")
 
 # Suffixes that Google Benchmark (1.7.x) appends to a run's name, in BenchmarkName::str() order:
@@ -116,8 +121,8 @@ def parse_case_name(name: str) -> CaseName:
         key, eq, value = item.partition("=")
         if not eq or not _KEY.match(key) or not _INT.match(value):
             raise bad(f"shape item {item!r} is not key=<integer>")
-        if key in dict(shape):
-            raise bad(f"shape key {key!r} appears twice")
+        if not -(2**63) <= int(value) < 2**63:
+            raise bad(f"shape item {item!r} does not fit a 64-bit integer")
         shape.append((key, int(value)))
 
     extras: list[tuple[str, str]] = []
@@ -125,8 +130,6 @@ def parse_case_name(name: str) -> CaseName:
         key, eq, value = item.partition("=")
         if not eq or not _KEY.match(key) or not _EXTRA_VALUE.match(value):
             raise bad(f"extra {item!r} is not key=value (value [A-Za-z0-9_.:-]+)")
-        if key in dict(extras) or key in dict(shape):
-            raise bad(f"key {key!r} appears twice")
         extras.append((key, value))
 
     return CaseName(family, variant, dtype, device, tuple(shape), tuple(extras))

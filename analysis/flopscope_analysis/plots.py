@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from . import fmt  # noqa: E402
 from .atomic import write_atomic  # noqa: E402
 from .load import Case, Device, Run  # noqa: E402
 
@@ -99,8 +100,8 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
         axz = None
 
     # x range: the cases' intensities and the ridge points, with a margin.
-    xs = [c.intensity for c in flop_cases
-          if c.intensity is not None and math.isfinite(c.intensity) and c.intensity > 0]
+    xs = [c.intensity for c in flop_cases if not c.moves_no_bytes
+          and c.intensity is not None and math.isfinite(c.intensity) and c.intensity > 0]
     bandwidths = [b for b in [bw, *measured_bw.values()] if b]
     for top in [*peaks.values(), *measured_compute.values()]:
         xs += [top / b for b in bandwidths]
@@ -117,13 +118,13 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
         if not peaks:
             ax.plot(grid, [bw * x / 1e9 for x in grid], color=_MEMORY_COLOR, lw=1.8)
         handles.append(Line2D([], [], color=_MEMORY_COLOR, lw=1.8,
-                              label=f"theoretical memory {bw / 1e9:.3g} GB/s"))
+                              label=f"theoretical memory {fmt.rate(bw, 'B/s')}"))
     else:
         for mode, peak in peaks.items():
             ax.axhline(peak / 1e9, color=mode_color(mode), lw=1.8)
     for mode, peak in sorted(peaks.items(), key=lambda kv: -kv[1]):
         handles.append(Line2D([], [], color=mode_color(mode), lw=1.8,
-                              label=f"peak {mode} {peak / 1e9:.4g} GFLOP/s"))
+                              label=f"peak {mode} {fmt.rate(peak, 'FLOP/s')}"))
     # Measured roofs: each memory ceiling's slope up to the highest compute roof, and each
     # compute ceiling from where it meets the highest measured bandwidth (or across, without one).
     top = max(tops) if tops else None
@@ -132,13 +133,13 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
         ax.plot(grid, [b * x / 1e9 if top is None or b * x <= top else float("nan") for x in grid],
                 color=_MEMORY_COLOR, lw=1.2, ls=ls)
         handles.append(Line2D([], [], color=_MEMORY_COLOR, lw=1.2, ls=ls,
-                              label=f"measured {kind} {b / 1e9:.3g} GB/s"))
+                              label=f"measured {kind} {fmt.rate(b, 'B/s')}"))
     b_max = max(measured_bw.values()) if measured_bw else None
     for mode, c in sorted(measured_compute.items(), key=lambda kv: -kv[1]):
         ax.plot(grid, [c / 1e9 if b_max is None or b_max * x >= c else float("nan") for x in grid],
                 color=mode_color(mode), lw=1.2, ls="--")
         handles.append(Line2D([], [], color=mode_color(mode), lw=1.2, ls="--",
-                              label=f"measured {mode} {c / 1e9:.4g} GFLOP/s"))
+                              label=f"measured {mode} {fmt.rate(c, 'FLOP/s')}"))
     if not bw and peaks:
         ax.text(0.02, 0.90, "no theoretical memory bandwidth in the context:\n"
                 "theoretical roofs are compute only", transform=ax.transAxes, va="top", fontsize=8)
@@ -147,10 +148,10 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
     for case in flop_cases:
         x = case.intensity
         marker = "o"
-        if x is None or math.isnan(x) or x <= 0:
-            continue
-        if math.isinf(x):
+        if case.moves_no_bytes or (x is not None and math.isinf(x)):
             x, marker = hi / 1.5, ">"
+        elif x is None or math.isnan(x) or x <= 0:
+            continue  # FLOPs but no usable intensity: in the table, not on the roofline
         _scatter(ax, [x], [case.flops_per_second / 1e9], mode_color(case.compute_mode),
                  case.noisy, marker=marker)
         seen_modes.add(case.compute_mode)
@@ -184,9 +185,12 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
             color = cmap(norm(case.bytes)) if norm and case.bytes else (0.4, 0.4, 0.4)
             _scatter(axz, [i], [case.bytes_per_second / 1e9], color, case.noisy)
         if bw:
-            axz.axhline(bw / 1e9, color=_MEMORY_COLOR, lw=1.8)
+            axz.axhline(bw / 1e9, color=_MEMORY_COLOR, lw=1.8, label="theoretical")
         for kind, b in sorted(measured_bw.items()):
-            axz.axhline(b / 1e9, color=_MEMORY_COLOR, lw=1.2, ls="--" if kind == "copy" else "-.")
+            axz.axhline(b / 1e9, color=_MEMORY_COLOR, lw=1.2, ls="--" if kind == "copy" else "-.",
+                        label=f"measured {kind}")
+        if bw or measured_bw:
+            axz.legend(fontsize=7, loc="best")
         axz.set_yscale("log")
         axz.set_xticks(range(len(labels)))
         axz.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
@@ -230,15 +234,15 @@ def copy_bandwidth(run: Run, device_id: str, path: Path) -> Optional[Path]:
     for level in ("l1d", "l1", "l2", "l3"):
         if level in caches:
             ax.axvline(caches[level], color="gray", ls=":", lw=1.2)
-            ax.text(caches[level], ymax * 1.02, f" {level[:1].upper()}{level[1:]} ", fontsize=8, color="gray",
-                    ha="center", va="bottom")
+            ax.text(caches[level], 0.99, f" {level[:1].upper()}{level[1:]} {fmt.size(caches[level])}",
+                    transform=ax.get_xaxis_transform(), fontsize=8, color="gray", ha="left", va="top")
     copy_ceiling = device.memory_ceilings.get("copy")
     if copy_ceiling:
         ax.axhline(copy_ceiling / 1e9, color=_MEMORY_COLOR, ls="--", lw=1.2,
-                   label=f"measured copy ceiling {copy_ceiling / 1e9:.3g} GB/s")
+                   label=f"measured copy ceiling {fmt.rate(copy_ceiling, 'B/s')}")
     if device.memory_peak:
         ax.axhline(device.memory_peak / 1e9, color=_MEMORY_COLOR, lw=1.2,
-                   label=f"theoretical memory {device.memory_peak / 1e9:.3g} GB/s")
+                   label=f"theoretical memory {fmt.rate(device.memory_peak, 'B/s')}")
     ax.set_ylim(0, ymax * 1.12 if not device.memory_peak else max(ymax, device.memory_peak / 1e9) * 1.12)
     ax.set_xlabel("bytes moved per iteration = working set (source + destination), log2")
     ax.set_ylabel("GB/s")

@@ -42,7 +42,7 @@ def result_row(case: Case) -> list[str]:
         fmt.duration(case.real_time_s),
         fmt.giga(case.flops_per_second),
         fmt.giga(case.bytes_per_second),
-        fmt.intensity(case.intensity),
+        "∞ (no bytes)" if case.moves_no_bytes else fmt.intensity(case.intensity),
         fmt.percent(case.pct_peak),
         fmt.percent(case.pct_ceiling),
         cv_cell(case),
