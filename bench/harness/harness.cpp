@@ -11,6 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+
+#include <unistd.h>
 #include <sstream>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
@@ -421,7 +423,8 @@ namespace {
 // console table goes to stdout as usual.
 class ProgressReporter : public benchmark::ConsoleReporter {
  public:
-  ProgressReporter(std::string binary, std::size_t total) : binary_(std::move(binary)), total_(total) {}
+  ProgressReporter(std::string binary, std::size_t total)
+      : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular), binary_(std::move(binary)), total_(total) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& run : runs) {

@@ -26,13 +26,14 @@ bool has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_sup
 bool has_bf16() { return __builtin_cpu_supports("avx512bf16"); }
 bool has_fp16() { return __builtin_cpu_supports("avx512fp16"); }
 
-// The 16 chains are written out so the compiler keeps each in its own register.
+// The 16 chains are written out so the compiler keeps each in its own register. Chain i starts
+// at start + i: identical chains would be merged into one by common-subexpression elimination.
 #define FLOPSCOPE_16(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
 __attribute__((target("avx512f"))) double fma512_f64(std::uint64_t trips, double start, double a, double b,
                                                      double* out) {
   const __m512d va = _mm512_set1_pd(a), vb = _mm512_set1_pd(b);
-#define DECL(i) __m512d acc##i = _mm512_set1_pd(start);
+#define DECL(i) __m512d acc##i = _mm512_set1_pd(start + i);
 #define STEP(i) acc##i = _mm512_fmadd_pd(acc##i, va, vb);
   FLOPSCOPE_16(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
@@ -49,7 +50,7 @@ __attribute__((target("avx512f"))) double fma512_f64(std::uint64_t trips, double
 __attribute__((target("avx512f"))) double fma512_f32(std::uint64_t trips, double start, double a, double b,
                                                      double* out) {
   const __m512 va = _mm512_set1_ps(float(a)), vb = _mm512_set1_ps(float(b));
-#define DECL(i) __m512 acc##i = _mm512_set1_ps(float(start));
+#define DECL(i) __m512 acc##i = _mm512_set1_ps(float(start + i));
 #define STEP(i) acc##i = _mm512_fmadd_ps(acc##i, va, vb);
   FLOPSCOPE_16(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
@@ -66,7 +67,7 @@ __attribute__((target("avx512f"))) double fma512_f32(std::uint64_t trips, double
 __attribute__((target("avx2,fma"))) double fma256_f64(std::uint64_t trips, double start, double a, double b,
                                                       double* out) {
   const __m256d va = _mm256_set1_pd(a), vb = _mm256_set1_pd(b);
-#define DECL(i) __m256d acc##i = _mm256_set1_pd(start);
+#define DECL(i) __m256d acc##i = _mm256_set1_pd(start + i);
 #define STEP(i) acc##i = _mm256_fmadd_pd(acc##i, va, vb);
   FLOPSCOPE_16(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
@@ -83,7 +84,7 @@ __attribute__((target("avx2,fma"))) double fma256_f64(std::uint64_t trips, doubl
 __attribute__((target("avx2,fma"))) double fma256_f32(std::uint64_t trips, double start, double a, double b,
                                                       double* out) {
   const __m256 va = _mm256_set1_ps(float(a)), vb = _mm256_set1_ps(float(b));
-#define DECL(i) __m256 acc##i = _mm256_set1_ps(float(start));
+#define DECL(i) __m256 acc##i = _mm256_set1_ps(float(start + i));
 #define STEP(i) acc##i = _mm256_fmadd_ps(acc##i, va, vb);
   FLOPSCOPE_16(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
@@ -102,7 +103,7 @@ __attribute__((target("avx512f,avx512bf16"))) double dpbf16(std::uint64_t trips,
                                                             double* out) {
   const __m512bh va = _mm512_cvtne2ps_pbh(_mm512_set1_ps(float(a)), _mm512_set1_ps(float(a)));
   const __m512bh vb = _mm512_cvtne2ps_pbh(_mm512_set1_ps(float(b)), _mm512_set1_ps(float(b)));
-#define DECL(i) __m512 acc##i = _mm512_set1_ps(float(start));
+#define DECL(i) __m512 acc##i = _mm512_set1_ps(float(start + i));
 #define STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, va, vb);
   FLOPSCOPE_16(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
@@ -119,7 +120,7 @@ __attribute__((target("avx512f,avx512bf16"))) double dpbf16(std::uint64_t trips,
 __attribute__((target("avx512f,avx512fp16"))) double fma_fp16(std::uint64_t trips, double start, double a, double b,
                                                                double* out) {
   const __m512h va = _mm512_set1_ph(static_cast<_Float16>(a)), vb = _mm512_set1_ph(static_cast<_Float16>(b));
-#define DECL(i) __m512h acc##i = _mm512_set1_ph(static_cast<_Float16>(start));
+#define DECL(i) __m512h acc##i = _mm512_set1_ph(static_cast<_Float16>(start + i));
 #define STEP(i) acc##i = _mm512_fmadd_ph(acc##i, va, vb);
   FLOPSCOPE_16(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
