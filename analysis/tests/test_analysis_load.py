@@ -1,0 +1,163 @@
+import json
+import math
+
+import pytest
+
+from conftest import FIXTURES
+from flopscope_analysis import AnalysisError
+from flopscope_analysis.load import NOISY_CV, load_file, load_run, parse_label
+
+
+def entries(path, run_name):
+    data = json.loads(path.read_text())
+    return [e for e in data["benchmarks"] if e["run_name"] == run_name]
+
+
+def by_name(cases):
+    return {str(c.name): c for c in cases}
+
+
+COPY = FIXTURES / "run_cpu" / "bench_copy.json"
+PEAK = FIXTURES / "run_cpu" / "bench_peak.json"
+
+
+def test_median_aggregate_stands_for_the_case():
+    case = by_name(load_file(COPY).cases)["copy/simd/f32/cpu/n=67108864"]
+    raw = entries(COPY, "copy/simd/f32/cpu/n=67108864/real_time")
+    median = next(e for e in raw if e.get("aggregate_name") == "median")
+    cv = next(e for e in raw if e.get("aggregate_name") == "cv")
+    assert case.ok and case.statistic == "median"
+    assert case.repetitions == 3
+    assert case.real_time_s == pytest.approx(median["real_time"] * 1e-9)
+    assert case.bytes_per_second == median["bytes_per_second"]
+    assert case.counters["pct_ceiling_bw"] == median["pct_ceiling_bw"]
+    assert case.cv == cv["real_time"]
+    assert case.label == {"bound": "memory", "compute": "f32"}
+    assert case.bound == "memory" and case.compute_mode == "f32"
+    assert case.pct_peak is None  # no theoretical memory bandwidth on this VM
+    assert case.pct_ceiling == median["pct_ceiling_bw"]
+
+
+def test_time_units_are_converted():
+    case = by_name(load_file(PEAK).cases)["peak/fma/f32/cpu/n=1024/threads=2"]
+    median = next(e for e in entries(PEAK, "peak/fma/f32/cpu/n=1024/threads=2/real_time")
+                  if e.get("aggregate_name") == "median")
+    assert median["time_unit"] == "us"
+    assert case.real_time_s == pytest.approx(median["real_time"] * 1e-6)
+    assert case.bound == "compute" and case.pct_peak == median["pct_peak_flops"]
+    assert case.moves_no_bytes and case.intensity == 0
+
+
+def test_noisy_case():
+    cases = by_name(load_file(COPY).cases)
+    noisy = cases["copy/simd/f32/cpu/n=1024"]
+    assert noisy.cv > NOISY_CV and noisy.noisy
+    assert not cases["copy/simd/f32/cpu/n=65536"].noisy
+    assert NOISY_CV == 0.05
+
+
+def test_single_iteration_without_repetitions():
+    path = FIXTURES / "single" / "bench_copy.json"
+    case = by_name(load_file(path).cases)["copy/simd/f64/cpu/n=4096"]
+    (raw,) = entries(path, "copy/simd/f64/cpu/n=4096/real_time")
+    assert case.statistic == "single" and case.repetitions == 1
+    assert case.cv is None and not case.noisy
+    assert case.bytes_per_second == raw["bytes_per_second"]
+    assert case.real_time_s == pytest.approx(raw["real_time"] * 1e-9)
+
+
+def test_skip_and_failure_are_told_apart():
+    cases = by_name(load_file(COPY).cases)
+    failed = cases["copy/simd/bf16/cpu/n=1048576"]
+    assert failed.status == "failed"
+    assert failed.reason.startswith("3 of 1048576 elements differ")
+    skipped = cases["copy/grid_stride/f32/cuda:0/n=67108864"]
+    assert skipped.status == "skipped"
+    assert skipped.reason == "CUDA driver version is insufficient for CUDA runtime version"
+    assert [c.status for c in cases.values()].count("ok") == 6
+    # three repetition entries of a skipped case make one case
+    assert len([c for c in cases.values() if c.status == "skipped"]) == 2
+
+
+def test_one_failed_repetition_fails_the_case(tmp_path):
+    data = json.loads(COPY.read_text())
+    for e in data["benchmarks"]:
+        if e["run_name"] == "copy/simd/f32/cpu/n=65536/real_time" and e.get("repetition_index") == 1:
+            e["error_occurred"], e["error_message"] = True, "failed: mismatch at [3]"
+    path = tmp_path / "bench_copy.json"
+    path.write_text(json.dumps(data))
+    case = by_name(load_file(path).cases)["copy/simd/f32/cpu/n=65536"]
+    assert case.status == "failed" and case.reason == "mismatch at [3]"
+
+
+def test_aggregates_only(tmp_path):
+    data = json.loads(COPY.read_text())
+    data["benchmarks"] = [e for e in data["benchmarks"]
+                          if e["run_type"] == "aggregate" or e.get("error_occurred")]
+    path = tmp_path / "bench_copy.json"
+    path.write_text(json.dumps(data))
+    case = by_name(load_file(path).cases)["copy/simd/f32/cpu/n=1024"]
+    assert case.statistic == "median" and case.repetitions == 3 and case.noisy
+
+
+def test_context_is_decoded():
+    f = load_file(COPY)
+    assert f.context.binary == "bench_copy"
+    assert f.context.build["compiler"] == "GNU 12.2.0"
+    cpu = f.context.devices["cpu"]
+    assert cpu.key == "cpu-intel-r-xeon-r-processor"
+    assert cpu.memory_peak is None
+    assert cpu.compute_peaks["f32"]["flops_per_second"] == 3.328e11
+    assert cpu.memory_ceilings == {"copy": 1.15e10, "triad": 1.2e10}
+    assert cpu.caches == {"l1d": 49152, "l2": 2097152, "l3": 503316480}
+    assert f.context.skipped_devices == {
+        "cuda:0": "CUDA driver version is insufficient for CUDA runtime version"}
+
+
+def test_run_merges_devices_first_non_null_wins():
+    run = load_run(FIXTURES / "run_cpu")
+    assert [f.path.name for f in run.files] == ["bench_copy.json", "bench_peak.json"]
+    # bench_peak.json has ceilings null, bench_copy.json has them: the merged device has them
+    assert run.devices["cpu"].ceilings_file == "results/ceilings/cpu-intel-r-xeon-r-processor.json"
+    assert run.id == "run_cpu"
+    assert len(run.cases) == 9 + 9
+
+
+def test_tolerates_missing_optional_fields(tmp_path):
+    data = json.loads(COPY.read_text())
+    data["context"]["flopscope"] = json.dumps({"schema": 1, "devices": {"cpu": {}}})
+    (tmp_path / "bench_copy.json").write_text(json.dumps(data))
+    run = load_run(tmp_path)
+    cpu = run.devices["cpu"]
+    assert cpu.name == "cpu" and cpu.memory_peak is None and cpu.compute_peaks == {}
+    assert cpu.memory_ceilings == {} and cpu.caches == {} and cpu.clock_hz is None
+
+
+@pytest.mark.parametrize("flopscope, message", [
+    ("{not json", "not a JSON-encoded string"),
+    (json.dumps({"schema": 2}), "schema is 2"),
+    (json.dumps({"devices": {}}), "schema is None"),
+    (json.dumps([1, 2]), "not a JSON object"),
+    (json.dumps({"schema": 1, "devices": []}), "devices is not a JSON object"),
+])
+def test_bad_context(tmp_path, flopscope, message):
+    data = json.loads(COPY.read_text())
+    data["context"]["flopscope"] = flopscope
+    path = tmp_path / "bench_copy.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(AnalysisError, match=message):
+        load_file(path)
+
+
+def test_parse_label():
+    assert parse_label("bound=compute compute=f32 ceiling=compute:f32") == {
+        "bound": "compute", "compute": "f32", "ceiling": "compute:f32"}
+    assert parse_label("") == {}
+
+
+def test_nan_and_infinity_counters_are_read(tmp_path):
+    text = COPY.read_text().replace('"intensity": 0.0', '"intensity": NaN')
+    path = tmp_path / "bench_copy.json"
+    path.write_text(text)
+    cases = load_file(path).cases
+    assert any(c.intensity is not None and math.isnan(c.intensity) for c in cases)

@@ -1,0 +1,169 @@
+import json
+import re
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from flopscope_analysis.load import load_run
+from flopscope_analysis.report import write_report
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def median_of(path, run_name, aggregate="median"):
+    data = json.loads(path.read_text())
+    return next(e for e in data["benchmarks"]
+                if e["run_name"] == run_name and e.get("aggregate_name") == aggregate)
+
+
+def section(text, title):
+    """The text of one '## title' section."""
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def row(text, *cells):
+    """The table row whose first cells are `cells`."""
+    prefix = "| " + " | ".join(cells) + " |"
+    rows = [line for line in text.splitlines() if line.startswith(prefix)]
+    assert len(rows) == 1, (prefix, rows)
+    return [c.strip() for c in rows[0].strip("|").split(" | ")]
+
+
+@pytest.fixture
+def cpu_report(fixture_dir):
+    run_dir = fixture_dir("run_cpu")
+    path = write_report(load_run(run_dir), run_dir)
+    return run_dir, path.read_text(encoding="utf-8")
+
+
+def test_files_are_written(cpu_report):
+    run_dir, text = cpu_report
+    assert (run_dir / "report.md").is_file()
+    for name in ("roofline_cpu.png", "copy_bandwidth_cpu.png"):
+        assert (run_dir / "plots" / name).read_bytes().startswith(PNG)
+    links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert sorted(links) == ["plots/copy_bandwidth_cpu.png", "plots/roofline_cpu.png"]
+    for link in links:
+        assert (run_dir / link).is_file()  # relative to the report
+    leftovers = [p.name for p in run_dir.rglob("*") if p.name.startswith(".") or p.suffix == ".tmp"]
+    assert leftovers == []
+
+
+def test_header(cpu_report):
+    _, text = cpu_report
+    assert text.startswith("# flopscope run run_cpu\n")
+    assert "GNU 12.2.0, Release, CUDA 13.0, commit 9248cb2" in text
+    assert "### cpu: Intel(R) Xeon(R) Processor @ 2.60GHz" in text
+    assert "clock: 2.600 GHz (measured: dependent add chain)" in text
+    assert "2 cores x 2.600 GHz x 2 FMA units x 16 lanes x 2 FLOP (avx512 FMA)" in text
+    devices = section(text, "Devices")
+    assert row(devices, "f32")[1] == "333"  # 3.328e11 FLOP/s
+    assert "from `results/ceilings/cpu-intel-r-xeon-r-processor.json`" in text
+    assert row(devices, "memory copy") == ["memory copy", "11.5 GB/s"]
+    assert row(devices, "compute f64") == ["compute f64", "150 GFLOP/s"]
+    assert "theoretical memory bandwidth: unknown" in text
+    assert "- `cuda:0`: CUDA driver version is insufficient for CUDA runtime version" in text
+    assert "cold (L2 flushed)" in text
+
+
+def test_results_table_holds_the_fixture_figures(cpu_report):
+    _, text = cpu_report
+    results = section(text, "Results")
+    assert "### copy on cpu (Intel(R) Xeon(R) Processor @ 2.60GHz)" in results
+    assert "### peak on cpu" in results
+    median = median_of(FIXTURES / "run_cpu" / "bench_copy.json", "copy/simd/f32/cpu/n=67108864/real_time")
+    cv = median_of(FIXTURES / "run_cpu" / "bench_copy.json", "copy/simd/f32/cpu/n=67108864/real_time", "cv")
+    cells = row(results, "simd", "f32", "n=67108864")
+    assert cells == ["simd", "f32", "n=67108864", "512 MiB", "memory (f32)",
+                     f"{median['real_time'] / 1e6:.3g} ms", "0", f"{median['bytes_per_second'] / 1e9:.3g}",
+                     "0", "—", f"{median['pct_ceiling_bw']:.1f}%", f"{100 * cv['real_time']:.2f}%"]
+    assert cells[5:8] == ["49.7 ms", "0", "10.8"] and cells[10:] == ["93.9%", "0.40%"]
+
+
+def test_noisy_case_is_marked(cpu_report):
+    _, text = cpu_report
+    results = section(text, "Results")
+    cells = row(results, "simd", "f32", "n=1024")
+    assert cells[-1] == "10.00% ⚠ noisy"
+    assert "**1 noisy case(s)**: `copy/simd/f32/cpu/n=1024`" in results
+    assert "not to be trusted" in results
+    assert sum("⚠ noisy" in line for line in results.splitlines() if line.startswith("| ")) == 1
+
+
+def test_compute_cases(cpu_report):
+    _, text = cpu_report
+    results = section(text, "Results")
+    cells = row(results, "fma", "f32", "n=1024/threads=2")
+    median = median_of(FIXTURES / "run_cpu" / "bench_peak.json", "peak/fma/f32/cpu/n=1024/threads=2/real_time")
+    assert cells[4] == "compute (f32)"
+    assert cells[6] == f"{median['flops_per_second'] / 1e9:.3g}" == "300"
+    assert cells[8] == "∞ (no bytes)"
+    assert cells[9] == f"{median['pct_peak_flops']:.1f}%" == "90.1%"
+    triad = row(results, "triad", "f64", "n=67108864")
+    assert triad[8] == "0.0833"
+
+
+def test_skipped_and_failed_are_listed_not_tabulated(cpu_report):
+    _, text = cpu_report
+    results = section(text, "Results")
+    assert "bf16" not in results and "cuda:0" not in results
+    skips = section(text, "Skipped and failed cases")
+    assert "### Failed (2)" in skips and "### Skipped (4)" in skips
+    failed = row(skips, "`copy/simd/bf16/cpu/n=1048576`")
+    assert failed[1] == "bench_copy.json"
+    assert failed[2].startswith("3 of 1048576 elements differ from the reference, first at [17]")
+    assert row(skips, "`peak/fma/f16/cpu/n=1024/threads=2`")[2] == \
+        "FMA chain result 0 differs from the reference 2048"
+    assert row(skips, "peak/dot", "cpu")[-1] == "CPU lacks AVX512_BF16 (ISA avx512)"
+    assert row(skips, "copy/grid_stride", "cuda:0")[-1] == \
+        "CUDA driver version is insufficient for CUDA runtime version"
+
+
+def test_report_is_rewritten(cpu_report):
+    run_dir, text = cpu_report
+    (run_dir / "report.md").write_text("stale")
+    write_report(load_run(run_dir), run_dir)
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == text
+
+
+def test_gpu_run(fixture_dir):
+    run_dir = fixture_dir("run_gpu")
+    text = write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")
+    for name in ("roofline_cpu.png", "roofline_cuda_0.png", "copy_bandwidth_cuda_0.png"):
+        assert (run_dir / "plots" / name).read_bytes().startswith(PNG)
+    assert not (run_dir / "plots" / "copy_bandwidth_cpu.png").exists()  # no CPU copy in this run
+    results = section(text, "Results")
+    matmul = row(results, "cublas", "bf16", "m=8192,n=8192,k=8192")
+    assert matmul[6] == "700000" and matmul[9] == "70.7%" and matmul[10] == "94.6%"
+    assert row(results, "hw", "f32->bf16")[7] == "9.00"
+    assert "132 SMs x 1.830 GHz x 4096 FLOP/clk/SM" in text
+    assert "theoretical memory bandwidth: 4800 GB/s (NVIDIA H200 datasheet (HBM3e))" in text
+    assert "### Failed (0)" in text and "### Skipped (0)" in text
+
+
+def test_report_and_summary_commands(fixture_dir):
+    run_dir = fixture_dir("run_cpu")
+    done = run_cli("report", run_dir)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(run_dir / "report.md")
+    assert (run_dir / "plots" / "roofline_cpu.png").is_file()
+    summary = run_cli("summary", run_dir)
+    assert summary.returncode == 0, summary.stderr
+    lines = summary.stdout.splitlines()
+    assert lines[0] == "flopscope run run_cpu"
+    simd = next(line for line in lines if line.startswith("copy/simd/f32/cpu/n=1024 "))
+    assert simd.split()[-2:] == ["10.00%", "NOISY"]
+    assert "12 ran (1 noisy), 4 skipped, 2 failed" in lines
+    assert any(line.startswith("FAILED copy/simd/bf16/cpu/n=1048576: 3 of 1048576") for line in lines)
+    assert "skipped device cuda:0: CUDA driver version is insufficient for CUDA runtime version" in lines
+
+
+def test_main_in_process_and_single_run(fixture_dir):
+    from flopscope_analysis.cli import main
+
+    run_dir = fixture_dir("single")
+    assert main(["report", str(run_dir)]) == 0
+    text = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert row(section(text, "Results"), "simd", "f64", "n=4096")[-1] == "— (1 run)"
