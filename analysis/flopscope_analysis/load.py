@@ -449,7 +449,7 @@ def load_run(run_dir: Path | str) -> Run:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise AnalysisError(f"{run_dir}: not a directory")
-    paths = sorted(p for p in run_dir.glob("*.json") if p.is_file())
+    paths = sorted(p for p in run_dir.glob("*.json") if p.is_file() and not p.name.startswith("."))
     if not paths:
         raise AnalysisError(f"{run_dir}: no results (no *.json files)")
     files = [load_file(p) for p in paths]
