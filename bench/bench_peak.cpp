@@ -18,6 +18,8 @@
 #include "flopscope/sizes.hpp"
 #include "harness/harness.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "harness/cuda.hpp"
 #endif
 

@@ -19,6 +19,7 @@
 #include "flopscope/sizes.hpp"
 
 #ifdef FLOPSCOPE_HAVE_CUDA
+#include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "cuda.hpp"
