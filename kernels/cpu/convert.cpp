@@ -1,0 +1,535 @@
+// Conversion between f32 and the narrow dtypes on the CPU, both directions.
+//
+// Variants (one row each in kVariants below):
+//   scalar      every narrow dtype: one element at a time through the inline f32 paths of
+//               numerics.hpp; the baseline (threaded like the others).
+//   f16c        f16 only: AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes; runs on AVX2-era CPUs.
+//   avx512      every narrow dtype: f16 by AVX512F vcvtps2ph / vcvtph2ps (16 lanes); bf16 and
+//               fp8 in software, the integer rounding of numerics.hpp on 16 lanes with masks.
+//   avx512bf16  bf16 only: AVX512_BF16 vcvtne2ps2bf16 (32 results per instruction).
+//   avx512fp16  f16 only: AVX512-FP16 vcvtps2phx / vcvtph2psx.
+// Every vector variant: one chunk per OpenMP thread above kParallelMinimum elements; the output
+// is aligned to 64 bytes by a scalar head; above convert_streaming_threshold_bytes() of output
+// it is written with non-temporal stores (no read for ownership, no eviction of the input).
+//
+// Note [hardware conversion fix-ups]: the instructions round to nearest even like the
+// reference, but differ from it in three places, fixed around them so that all variants agree
+// bit for bit: (1) NaN payloads: the instructions keep them, the reference writes one canonical
+// NaN (Note [NaN encoding]); NaN inputs are replaced by the canonical f32 NaN before encoding and
+// NaN results replaced after decoding. (2) Saturation: the instructions overflow to inf; with
+// `saturate` the input is clamped to +/- the largest finite value first (clamping cannot change
+// a rounding, since everything between max and the overflow threshold rounds to max anyway).
+// (3) vcvtne2ps2bf16 treats f32 subnormal inputs as zero (DAZ) whatever MXCSR says, whereas the
+// reference keeps them (they are bf16 subnormals, e.g. 1e-39 -> 0x000b); a block that contains
+// one is converted in software instead. F16C and AVX512-FP16 handle subnormals correctly in
+// the default MXCSR (DAZ and FTZ off), which the software paths also assume.
+#include "flopscope/kernels/convert.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+
+#include "flopscope/numerics.hpp"
+#include "flopscope/peaks.hpp"
+
+// GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsic headers as
+// uninitialized (GCC bug 105593); nothing of ours is.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace flopscope::kernels {
+
+namespace f = flopscope::fast;
+
+bool ConvertVariant::supports(DType dtype) const {
+  return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+// ---- reference -------------------------------------------------------------------------------
+
+void encode_reference(const float* in, void* out, std::size_t count, DType to, bool saturate) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t bits = encode_bits(to, in[i], saturate);
+    if (dtype_size(to) == 2)
+      static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(bits);
+    else
+      static_cast<std::uint8_t*>(out)[i] = static_cast<std::uint8_t>(bits);
+  }
+}
+
+void decode_reference(const void* in, float* out, std::size_t count, DType from) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t bits = dtype_size(from) == 2 ? static_cast<const std::uint16_t*>(in)[i]
+                                                     : static_cast<const std::uint8_t*>(in)[i];
+    out[i] = static_cast<float>(decode_bits(from, bits));
+  }
+}
+
+// ---- common ----------------------------------------------------------------------------------
+
+namespace {
+
+std::atomic<std::size_t> g_streaming_threshold{0};
+
+constexpr std::size_t kParallelMinimum = std::size_t{1} << 15;
+
+void require_narrow(DType dtype) {
+  if (std::find(kNarrowDTypes.begin(), kNarrowDTypes.end(), dtype) == kNarrowDTypes.end())
+    throw std::invalid_argument("convert: " + std::string(dtype_name(dtype)) + " is not a narrow dtype");
+}
+
+// Calls chunk(begin, count) once per OpenMP thread, chunk starts a multiple of 64 elements.
+template <class ChunkFn>
+void parallel_chunks(std::size_t count, ChunkFn&& chunk) {
+  const int threads = omp_get_max_threads();
+  if (threads <= 1 || count < kParallelMinimum) {
+    chunk(std::size_t{0}, count);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    const auto n = static_cast<std::size_t>(omp_get_num_threads());
+    auto boundary = [&](std::size_t i) { return i == n ? count : std::min(count, (count * i / n) & ~std::size_t{63}); };
+    const std::size_t begin = boundary(t), end = boundary(t + 1);
+    if (end > begin) chunk(begin, end - begin);
+  }
+}
+
+bool streaming_for(std::size_t count, DType dtype, bool decode) {
+  const std::size_t out_bytes = count * (decode ? sizeof(float) : dtype_size(dtype));
+  return out_bytes > convert_streaming_threshold_bytes();
+}
+
+template <class F>
+std::uint32_t scalar_encode(float x, bool saturate) { return f::encode_f32<F>(x, saturate); }
+template <class F>
+float scalar_decode(std::uint32_t h) { return f::decode_f32<F>(h); }
+
+// Dispatches on the narrow dtype to Kernel::template run<Format, Element>(...).
+template <class Kernel, DType... Supported>
+void encode_dispatch(const float* in, void* out, std::size_t count, DType to, bool saturate) {
+  require_narrow(to);
+  const bool streaming = streaming_for(count, to, false);
+  if (((to != Supported) && ...)) throw std::invalid_argument("convert: variant does not convert " + std::string(dtype_name(to)));
+  auto go = [&]<class F, class T>() {
+    T* dst = static_cast<T*>(out);
+    parallel_chunks(count, [&](std::size_t begin, std::size_t n) {
+      Kernel::template encode<F, T>(in + begin, dst + begin, n, saturate, streaming);
+    });
+  };
+  switch (to) {
+    case DType::f16:
+      if constexpr (((DType::f16 == Supported) || ...)) go.template operator()<f::F16, std::uint16_t>();
+      break;
+    case DType::bf16:
+      if constexpr (((DType::bf16 == Supported) || ...)) go.template operator()<f::BF16, std::uint16_t>();
+      break;
+    case DType::f8e4m3:
+      if constexpr (((DType::f8e4m3 == Supported) || ...)) go.template operator()<f::E4M3, std::uint8_t>();
+      break;
+    case DType::f8e5m2:
+      if constexpr (((DType::f8e5m2 == Supported) || ...)) go.template operator()<f::E5M2, std::uint8_t>();
+      break;
+    default: break;
+  }
+}
+
+template <class Kernel, DType... Supported>
+void decode_dispatch(const void* in, float* out, std::size_t count, DType from) {
+  require_narrow(from);
+  const bool streaming = streaming_for(count, from, true);
+  if (((from != Supported) && ...)) throw std::invalid_argument("convert: variant does not convert " + std::string(dtype_name(from)));
+  auto go = [&]<class F, class T>() {
+    const T* src = static_cast<const T*>(in);
+    parallel_chunks(count, [&](std::size_t begin, std::size_t n) {
+      Kernel::template decode<F, T>(src + begin, out + begin, n, streaming);
+    });
+  };
+  switch (from) {
+    case DType::f16:
+      if constexpr (((DType::f16 == Supported) || ...)) go.template operator()<f::F16, std::uint16_t>();
+      break;
+    case DType::bf16:
+      if constexpr (((DType::bf16 == Supported) || ...)) go.template operator()<f::BF16, std::uint16_t>();
+      break;
+    case DType::f8e4m3:
+      if constexpr (((DType::f8e4m3 == Supported) || ...)) go.template operator()<f::E4M3, std::uint8_t>();
+      break;
+    case DType::f8e5m2:
+      if constexpr (((DType::f8e5m2 == Supported) || ...)) go.template operator()<f::E5M2, std::uint8_t>();
+      break;
+    default: break;
+  }
+}
+
+// ---- scalar ----------------------------------------------------------------------------------
+
+struct ScalarKernel {
+  template <class F, class T>
+  static void encode(const float* in, T* out, std::size_t n, bool saturate, bool) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+  }
+  template <class F, class T>
+  static void decode(const T* in, float* out, std::size_t n, bool) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = f::decode_f32<F>(in[i]);
+  }
+};
+
+// ---- AVX-512 building blocks -----------------------------------------------------------------
+
+#define FLOPSCOPE_AVX512 __attribute__((target("avx512f")))
+
+FLOPSCOPE_AVX512 inline __m512i splat(std::uint32_t value) { return _mm512_set1_epi32(static_cast<int>(value)); }
+
+// 16 f32 -> 16 codes (in 32-bit lanes) by the integer rounding of numerics.hpp (fast::encode_f32).
+template <class F>
+FLOPSCOPE_AVX512 inline __m512i software_codes(__m512 x, bool saturate) {
+  constexpr int shift = 23 - F::mantissa_bits;
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i a = _mm512_and_si512(u, splat(0x7fffffffu));
+  const __m512i sign = _mm512_slli_epi32(_mm512_srli_epi32(u, 31), F::exponent_bits + F::mantissa_bits);
+  const __mmask16 is_nan = _mm512_cmpgt_epu32_mask(a, splat(0x7f800000u));
+  const __mmask16 is_small = _mm512_cmplt_epu32_mask(a, splat(F::f32_min_normal));
+  const __m512 magic = _mm512_castsi512_ps(splat(F::f32_subnormal_magic));
+  const __m512i small = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), magic)),
+                                         splat(F::f32_subnormal_magic));
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(a, shift), splat(1));
+  const __m512i normal = _mm512_srli_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(a, splat(F::f32_rebias + F::f32_half_ulp_minus_one)), odd), shift);
+  __m512i r = _mm512_mask_blend_epi32(is_small, normal, small);
+  const __mmask16 over = _mm512_cmpgt_epu32_mask(r, splat(F::max_finite));
+  r = _mm512_mask_mov_epi32(r, over, splat(saturate ? F::max_finite : F::overflow));
+  r = _mm512_mask_mov_epi32(r, is_nan, splat(F::nan));
+  return _mm512_or_si512(r, sign);
+}
+
+// 16 codes (zero-extended to 32-bit lanes) -> 16 f32, exact (fast::decode_f32).
+template <class F>
+FLOPSCOPE_AVX512 inline __m512 software_decode(__m512i h) {
+  const __m512i sign = _mm512_slli_epi32(_mm512_and_si512(h, splat(F::sign_bit)),
+                                         31 - F::exponent_bits - F::mantissa_bits);
+  const __m512i a = _mm512_and_si512(h, splat(F::abs_mask));
+  const __m512 magnitude = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 23 - F::mantissa_bits)),
+                                         _mm512_castsi512_ps(splat(F::f32_decode_scale)));
+  __m512i bits = _mm512_castps_si512(magnitude);
+  if constexpr (F::ieee) {
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epu32_mask(a, splat(F::inf)), splat(0x7f800000u));
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpgt_epu32_mask(a, splat(F::inf)), splat(0x7fc00000u));
+  } else {
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epu32_mask(a, splat(F::abs_mask)), splat(0x7fc00000u));
+  }
+  return _mm512_castsi512_ps(_mm512_or_si512(bits, sign));
+}
+
+// Note [hardware conversion fix-ups] (1) and (2): NaN -> canonical f32 NaN, clamp when saturating.
+FLOPSCOPE_AVX512 inline __m512 prepare_for_hardware(__m512 x, bool saturate, float max_finite) {
+  const __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __m512i canonical = _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(x), splat(0x80000000u)),
+                                            splat(0x7fc00000u));
+  if (saturate) x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-max_finite)), _mm512_set1_ps(max_finite));
+  return _mm512_mask_mov_ps(x, is_nan, _mm512_castsi512_ps(canonical));
+}
+
+FLOPSCOPE_AVX512 inline __m512 canonicalize_nan(__m512 y) {
+  const __mmask16 is_nan = _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
+  const __m512i canonical = _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(y), splat(0x80000000u)),
+                                            splat(0x7fc00000u));
+  return _mm512_mask_mov_ps(y, is_nan, _mm512_castsi512_ps(canonical));
+}
+
+FLOPSCOPE_AVX512 inline void store64(void* p, __m512i v, bool streaming) {
+  if (streaming)
+    _mm512_stream_si512(static_cast<__m512i*>(p), v);
+  else
+    _mm512_store_si512(p, v);
+}
+
+// The chunk driver: scalar head to a 64-byte aligned output, 64-byte blocks, scalar tail.
+// Block::encode(const float* in, bool saturate) -> __m512i of 64 bytes of codes;
+// Block::decode(const T* in) -> __m512 of 16 f32.
+template <class F, class T, class Block>
+FLOPSCOPE_AVX512 void encode_blocks(const float* in, T* out, std::size_t n, bool saturate, bool streaming) {
+  constexpr std::size_t per_block = 64 / sizeof(T);
+  std::size_t i = 0;
+  const bool alignable = reinterpret_cast<std::uintptr_t>(out) % sizeof(T) == 0;
+  if (alignable)
+    for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % 64 != 0; ++i)
+      out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+  if (alignable) {
+    for (; i + per_block <= n; i += per_block) store64(out + i, Block::template encode<F>(in + i, saturate), streaming);
+    if (streaming) _mm_sfence();
+  } else {
+    for (; i + per_block <= n; i += per_block) _mm512_storeu_si512(out + i, Block::template encode<F>(in + i, saturate));
+  }
+  for (; i < n; ++i) out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+}
+
+template <class F, class T, class Block>
+FLOPSCOPE_AVX512 void decode_blocks(const T* in, float* out, std::size_t n, bool streaming) {
+  std::size_t i = 0;
+  const bool alignable = reinterpret_cast<std::uintptr_t>(out) % sizeof(float) == 0;
+  if (alignable)
+    for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % 64 != 0; ++i) out[i] = f::decode_f32<F>(in[i]);
+  if (alignable && streaming) {
+    for (; i + 64 <= n; i += 64)
+      for (std::size_t k = 0; k < 64; k += 16) _mm512_stream_ps(out + i + k, Block::template decode<F>(in + i + k));
+    _mm_sfence();
+  } else if (alignable) {
+    for (; i + 64 <= n; i += 64)
+      for (std::size_t k = 0; k < 64; k += 16) _mm512_store_ps(out + i + k, Block::template decode<F>(in + i + k));
+  } else {
+    for (; i + 64 <= n; i += 64)
+      for (std::size_t k = 0; k < 64; k += 16) _mm512_storeu_ps(out + i + k, Block::template decode<F>(in + i + k));
+  }
+  for (; i < n; ++i) out[i] = f::decode_f32<F>(in[i]);
+}
+
+FLOPSCOPE_AVX512 inline __m512i load16_u16(const std::uint16_t* p) {
+  return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+FLOPSCOPE_AVX512 inline __m512i load16_u8(const std::uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Software blocks for every format; f16 by AVX512F's vcvtps2ph / vcvtph2ps.
+struct Avx512Block {
+  template <class F>
+  FLOPSCOPE_AVX512 static __m512i encode(const float* in, bool saturate) {
+    if constexpr (std::is_same_v<F, f::F16>) {
+      constexpr float max = 65504.0f;
+      const __m256i lo = _mm512_cvtps_ph(prepare_for_hardware(_mm512_loadu_ps(in), saturate, max), _MM_FROUND_TO_NEAREST_INT);
+      const __m256i hi = _mm512_cvtps_ph(prepare_for_hardware(_mm512_loadu_ps(in + 16), saturate, max), _MM_FROUND_TO_NEAREST_INT);
+      return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    } else if constexpr (F::sign_bit == 0x8000u) {  // bf16
+      const __m256i lo = _mm512_cvtepi32_epi16(software_codes<F>(_mm512_loadu_ps(in), saturate));
+      const __m256i hi = _mm512_cvtepi32_epi16(software_codes<F>(_mm512_loadu_ps(in + 16), saturate));
+      return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    } else {  // fp8: 64 codes
+      __m512i out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(software_codes<F>(_mm512_loadu_ps(in), saturate)));
+      out = _mm512_inserti32x4(out, _mm512_cvtepi32_epi8(software_codes<F>(_mm512_loadu_ps(in + 16), saturate)), 1);
+      out = _mm512_inserti32x4(out, _mm512_cvtepi32_epi8(software_codes<F>(_mm512_loadu_ps(in + 32), saturate)), 2);
+      return _mm512_inserti32x4(out, _mm512_cvtepi32_epi8(software_codes<F>(_mm512_loadu_ps(in + 48), saturate)), 3);
+    }
+  }
+  template <class F, class T>
+  FLOPSCOPE_AVX512 static __m512 decode(const T* in) {
+    if constexpr (std::is_same_v<F, f::F16>) {
+      return canonicalize_nan(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in))));
+    } else if constexpr (sizeof(T) == 2) {
+      return software_decode<F>(load16_u16(in));
+    } else {
+      return software_decode<F>(load16_u8(in));
+    }
+  }
+};
+
+struct Avx512Kernel {
+  template <class F, class T>
+  FLOPSCOPE_AVX512 static void encode(const float* in, T* out, std::size_t n, bool saturate, bool streaming) {
+    encode_blocks<F, T, Avx512Block>(in, out, n, saturate, streaming);
+  }
+  template <class F, class T>
+  FLOPSCOPE_AVX512 static void decode(const T* in, float* out, std::size_t n, bool streaming) {
+    decode_blocks<F, T, Avx512Block>(in, out, n, streaming);
+  }
+};
+
+// ---- AVX512_BF16 -----------------------------------------------------------------------------
+
+#define FLOPSCOPE_AVX512BF16 __attribute__((target("avx512f,avx512bf16")))
+
+struct Avx512Bf16Block {
+  template <class F>
+  FLOPSCOPE_AVX512BF16 static __m512i encode(const float* in, bool saturate) {
+    constexpr float max = std::bit_cast<float>(0x7f7f0000u);  // largest finite bf16
+    const __m512 lo = _mm512_loadu_ps(in), hi = _mm512_loadu_ps(in + 16);
+    // Note [hardware conversion fix-ups] (3): f32 subnormals (exponent 0, nonzero) are read as 0.
+    const __m512i exponent = splat(0x7f800000u), magnitude = splat(0x7fffffffu);
+    const __mmask16 sub_lo = _mm512_testn_epi32_mask(_mm512_castps_si512(lo), exponent) &
+                             _mm512_test_epi32_mask(_mm512_castps_si512(lo), magnitude);
+    const __mmask16 sub_hi = _mm512_testn_epi32_mask(_mm512_castps_si512(hi), exponent) &
+                             _mm512_test_epi32_mask(_mm512_castps_si512(hi), magnitude);
+    if (__builtin_expect((sub_lo | sub_hi) != 0, 0)) return Avx512Block::encode<F>(in, saturate);
+    const __m512bh packed = _mm512_cvtne2ps_pbh(prepare_for_hardware(hi, saturate, max),
+                                                prepare_for_hardware(lo, saturate, max));
+    return (__m512i)packed;  // same 64 bytes, as a vector of ints
+  }
+  template <class F, class T>
+  FLOPSCOPE_AVX512BF16 static __m512 decode(const T* in) {
+    return software_decode<F>(load16_u16(in));  // a shift: there is no faster instruction
+  }
+};
+
+struct Avx512Bf16Kernel {
+  template <class F, class T>
+  FLOPSCOPE_AVX512BF16 static void encode(const float* in, T* out, std::size_t n, bool saturate, bool streaming) {
+    encode_blocks<F, T, Avx512Bf16Block>(in, out, n, saturate, streaming);
+  }
+  template <class F, class T>
+  FLOPSCOPE_AVX512BF16 static void decode(const T* in, float* out, std::size_t n, bool streaming) {
+    decode_blocks<F, T, Avx512Bf16Block>(in, out, n, streaming);
+  }
+};
+
+// ---- AVX512-FP16 -----------------------------------------------------------------------------
+
+#define FLOPSCOPE_AVX512FP16 __attribute__((target("avx512f,avx512vl,avx512fp16")))
+
+struct Avx512Fp16Block {
+  template <class F>
+  FLOPSCOPE_AVX512FP16 static __m512i encode(const float* in, bool saturate) {
+    constexpr float max = 65504.0f;
+    const __m256h lo = _mm512_cvtxps_ph(prepare_for_hardware(_mm512_loadu_ps(in), saturate, max));
+    const __m256h hi = _mm512_cvtxps_ph(prepare_for_hardware(_mm512_loadu_ps(in + 16), saturate, max));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castph_si256(lo)), _mm256_castph_si256(hi), 1);
+  }
+  template <class F, class T>
+  FLOPSCOPE_AVX512FP16 static __m512 decode(const T* in) {
+    const __m256h h = _mm256_castsi256_ph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
+    return canonicalize_nan(_mm512_cvtxph_ps(h));
+  }
+};
+
+struct Avx512Fp16Kernel {
+  template <class F, class T>
+  FLOPSCOPE_AVX512FP16 static void encode(const float* in, T* out, std::size_t n, bool saturate, bool streaming) {
+    encode_blocks<F, T, Avx512Fp16Block>(in, out, n, saturate, streaming);
+  }
+  template <class F, class T>
+  FLOPSCOPE_AVX512FP16 static void decode(const T* in, float* out, std::size_t n, bool streaming) {
+    decode_blocks<F, T, Avx512Fp16Block>(in, out, n, streaming);
+  }
+};
+
+// ---- F16C (AVX, 8 lanes) ---------------------------------------------------------------------
+
+#define FLOPSCOPE_F16C __attribute__((target("avx,f16c")))
+
+FLOPSCOPE_F16C inline __m256 prepare_for_f16c(__m256 x, bool saturate) {
+  const __m256 is_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  const __m256 canonical = _mm256_or_ps(_mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
+                                        _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  if (saturate) x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-65504.0f)), _mm256_set1_ps(65504.0f));
+  return _mm256_blendv_ps(x, canonical, is_nan);
+}
+
+struct F16cKernel {
+  template <class F, class T>
+  FLOPSCOPE_F16C static void encode(const float* in, T* out, std::size_t n, bool saturate, bool streaming) {
+    std::size_t i = 0;
+    const bool alignable = reinterpret_cast<std::uintptr_t>(out) % sizeof(T) == 0;
+    if (alignable)
+      for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % 32 != 0; ++i)
+        out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+    for (; i + 16 <= n; i += 16) {
+      const __m128i lo = _mm256_cvtps_ph(prepare_for_f16c(_mm256_loadu_ps(in + i), saturate), _MM_FROUND_TO_NEAREST_INT);
+      const __m128i hi = _mm256_cvtps_ph(prepare_for_f16c(_mm256_loadu_ps(in + i + 8), saturate), _MM_FROUND_TO_NEAREST_INT);
+      const __m256i both = _mm256_insertf128_si256(_mm256_castsi128_si256(lo), hi, 1);
+      auto* p = reinterpret_cast<__m256i*>(out + i);
+      if (alignable && streaming)
+        _mm256_stream_si256(p, both);
+      else
+        _mm256_storeu_si256(p, both);
+    }
+    if (alignable && streaming) _mm_sfence();
+    for (; i < n; ++i) out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+  }
+  template <class F, class T>
+  FLOPSCOPE_F16C static void decode(const T* in, float* out, std::size_t n, bool streaming) {
+    std::size_t i = 0;
+    const bool alignable = reinterpret_cast<std::uintptr_t>(out) % sizeof(float) == 0;
+    if (alignable)
+      for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % 32 != 0; ++i) out[i] = f::decode_f32<F>(in[i]);
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+    const __m256 qnan = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000));
+    for (; i + 8 <= n; i += 8) {
+      __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+      y = _mm256_blendv_ps(y, _mm256_or_ps(_mm256_and_ps(y, sign), qnan), _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+      if (alignable && streaming)
+        _mm256_stream_ps(out + i, y);
+      else
+        _mm256_storeu_ps(out + i, y);
+    }
+    if (alignable && streaming) _mm_sfence();
+    for (; i < n; ++i) out[i] = f::decode_f32<F>(in[i]);
+  }
+};
+
+// ---- the table -------------------------------------------------------------------------------
+
+std::optional<std::string> needs(bool ok, const char* what) {
+  if (ok) return std::nullopt;
+  return std::string("this CPU lacks ") + what;
+}
+
+std::optional<std::string> scalar_unavailable() { return std::nullopt; }
+std::optional<std::string> f16c_unavailable() {
+  return needs(__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"), "AVX and F16C");
+}
+std::optional<std::string> avx512_unavailable() { return needs(__builtin_cpu_supports("avx512f"), "AVX512F"); }
+std::optional<std::string> avx512bf16_unavailable() {
+  return needs(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"), "AVX512_BF16");
+}
+std::optional<std::string> avx512fp16_unavailable() {
+  return needs(__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512fp16"), "AVX512-FP16");
+}
+
+constexpr std::array<DType, 1> kF16Only = {DType::f16};
+constexpr std::array<DType, 1> kBf16Only = {DType::bf16};
+
+const std::array<ConvertVariant, 5> kVariants = {{
+    {"scalar", "one element at a time through the inline f32 paths (numerics.hpp)", kNarrowDTypes,
+     encode_dispatch<ScalarKernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, decode_dispatch<ScalarKernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, scalar_unavailable},
+    {"f16c", "AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes", kF16Only, encode_dispatch<F16cKernel, DType::f16>,
+     decode_dispatch<F16cKernel, DType::f16>, f16c_unavailable},
+    {"avx512", "AVX512F: f16 by vcvtps2ph / vcvtph2ps, bf16 and fp8 by integer rounding on 16 lanes",
+     kNarrowDTypes, encode_dispatch<Avx512Kernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, decode_dispatch<Avx512Kernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, avx512_unavailable},
+    {"avx512bf16", "AVX512_BF16 vcvtne2ps2bf16 (subnormal inputs in software)", kBf16Only,
+     encode_dispatch<Avx512Bf16Kernel, DType::bf16>, decode_dispatch<Avx512Bf16Kernel, DType::bf16>, avx512bf16_unavailable},
+    {"avx512fp16", "AVX512-FP16 vcvtps2phx / vcvtph2psx", kF16Only, encode_dispatch<Avx512Fp16Kernel, DType::f16>,
+     decode_dispatch<Avx512Fp16Kernel, DType::f16>, avx512fp16_unavailable},
+}};
+
+}  // namespace
+
+std::span<const ConvertVariant> cpu_convert_variants() { return kVariants; }
+
+const ConvertVariant* find_cpu_convert_variant(std::string_view name) {
+  for (const auto& variant : kVariants)
+    if (variant.name == name) return &variant;
+  return nullptr;
+}
+
+const ConvertVariant& best_cpu_convert_variant(DType dtype) {
+  // Preference per dtype, fastest first (measured: see the issue 3 note).
+  static constexpr std::array<std::string_view, 4> kPreference = {"avx512", "avx512bf16", "avx512fp16", "f16c"};
+  for (std::string_view name : kPreference) {
+    const ConvertVariant* variant = find_cpu_convert_variant(name);
+    if (variant && variant->supports(dtype) && variant->available()) return *variant;
+  }
+  return kVariants[0];
+}
+
+std::size_t convert_streaming_threshold_bytes() {
+  std::size_t threshold = g_streaming_threshold.load(std::memory_order_relaxed);
+  if (threshold == 0) {
+    const CpuInfo cpu = detect_cpu();
+    const std::size_t llc = cpu.l3_bytes ? cpu.l3_bytes : cpu.l2_bytes;
+    threshold = llc ? llc : std::size_t{32} << 20;
+    g_streaming_threshold.store(threshold, std::memory_order_relaxed);
+  }
+  return threshold;
+}
+
+void set_convert_streaming_threshold_bytes(std::size_t bytes) {
+  g_streaming_threshold.store(bytes == 0 ? 1 : bytes, std::memory_order_relaxed);
+}
+
+}  // namespace flopscope::kernels
