@@ -193,8 +193,8 @@ class Case:
         return self.cv is not None and self.cv > NOISY_CV
 
     def counter(self, key: str) -> Optional[float]:
-        value = self.counters.get(key)
-        return value
+        """A counter as written (None when absent, nan/inf kept)."""
+        return self.counters.get(key)
 
     @property
     def flops(self) -> Optional[float]:

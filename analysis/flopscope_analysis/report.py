@@ -69,6 +69,9 @@ def _device_section(device: Device) -> list[str]:
             facts.append(f"{label} {info[key]}")
     if info.get("memory_bytes") is not None:
         facts.append(f"memory {fmt.size(info['memory_bytes'])}")
+    features = info.get("features")
+    if isinstance(features, dict) and any(features.values()):
+        facts.append("features " + ", ".join(k for k, v in features.items() if v))
     caches = device.caches
     if caches:
         facts.append("caches " + ", ".join(f"{k} {fmt.size(v)}" for k, v in caches.items()))
