@@ -60,7 +60,7 @@ def _build_text(build: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _device_section(device: Device) -> list[str]:
+def _device_section(device: Device, run: Run) -> list[str]:
     info = device.info
     lines = [f"### {device.id}: {device.name}", ""]
     facts = [f"kind {device.kind}"]
@@ -80,6 +80,13 @@ def _device_section(device: Device) -> list[str]:
     if device.clock_source:
         clock += f" ({device.clock_source})"
     lines.append(f"- clock: {clock}")
+    # Each binary measures the clock itself, and its CPU peaks (and so its % peak) follow it.
+    clocks = {f.context.binary: f.context.devices[device.id].clock_hz for f in run.files
+              if device.id in f.context.devices and f.context.devices[device.id].clock_hz}
+    if len({round(c / 1e6) for c in clocks.values()}) > 1:
+        lines.append("- clock measured by each binary (its peaks and % peak follow its own clock; "
+                     "the peaks below are the first binary's): "
+                     + ", ".join(f"{b} {fmt.hz(c)}" for b, c in clocks.items()))
     memory = f"{fmt.giga(device.memory_peak)} GB/s" if device.memory_peak else "unknown"
     if device.memory_source:
         memory += f" ({device.memory_source})"
@@ -214,7 +221,7 @@ def render(run: Run, run_dir: Path) -> str:
         hot = f.context.run.get("hot")
         rows.append([f.context.binary, f.path.name, counts["ok"], counts["skipped"], counts["failed"],
                      _build_text(f.context.build),
-                     fmt.MISSING if hot is None else ("hot (no cache flush)" if hot else "cold (L2 flushed)")])
+                     fmt.MISSING if hot is None else ("hot (--hot: no cache flush)" if hot else "cold")])
     lines += ["## Run", ""]
     lines += table(["binary", "file", "ran", "skipped", "failed", "build", "timing"], rows)
     lines.append("")
@@ -223,7 +230,7 @@ def render(run: Run, run_dir: Path) -> str:
     if not run.devices:
         lines += ["No device in the context.", ""]
     for device_id in sorted(run.devices, key=lambda d: (d != "cpu", d)):
-        lines += _device_section(run.devices[device_id])
+        lines += _device_section(run.devices[device_id], run)
     if run.skipped_devices:
         lines += ["### Skipped devices", ""]
         lines += [f"- `{d}`: {reason}" for d, reason in sorted(run.skipped_devices.items())]

@@ -51,3 +51,16 @@ def test_run_where_nothing_ran(fixture_dir):
     assert "No case ran" in text and "No plots" in text
     assert "not enough memory for 2 GiB" in text and "### Skipped (2)" in text
     assert not (run_dir / "plots").exists()
+
+
+def test_clock_that_differs_between_binaries_is_shown_per_binary(fixture_dir):
+    run_dir = fixture_dir("run_cpu")
+    path = run_dir / "bench_peak.json"
+    data = json.loads(path.read_text())
+    context = json.loads(data["context"]["flopscope"])
+    context["devices"]["cpu"]["clock_hz"] = 3.1e9
+    data["context"]["flopscope"] = json.dumps(context)
+    path.write_text(json.dumps(data))
+    text = write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")
+    assert "- clock: 2.600 GHz" in text
+    assert "bench_copy 2.600 GHz, bench_peak 3.100 GHz" in text
