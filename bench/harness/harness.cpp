@@ -411,7 +411,7 @@ void Harness::add(const CaseName& name, std::function<void(benchmark::State&, co
   if (ctx.device.is_cuda())
     bench->UseManualTime();
   else
-    bench->UseRealTime();  // the work runs on every OpenMP thread, not just this one
+    bench->UseRealTime()->MinWarmUpTime(0.05);  // the work runs on every OpenMP thread, not just this one
   bench->Unit(benchmark::kMicrosecond);
   names_.push_back(text);
 }
