@@ -15,5 +15,8 @@ struct UsageError {
 };
 
 int cmd_peaks(const Args& args);
+int cmd_dtypes(const Args& args);
+int cmd_convert(const Args& args);
+int cmd_memory(const Args& args);
 
 }  // namespace flopscope::cli

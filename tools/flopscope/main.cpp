@@ -21,6 +21,12 @@ struct Command {
 constexpr std::array kCommands = {
     Command{"peaks", "theoretical peaks of the known GPUs and of this CPU, with their formulas",
             flopscope::cli::cmd_peaks},
+    Command{"dtypes", "dtype properties and what values become in each (--value V, --accumulate, --json)",
+            flopscope::cli::cmd_dtypes},
+    Command{"convert", "convert numbers (stdin or args) --to DTYPE [--saturate]: bits, value, what happened",
+            flopscope::cli::cmd_convert},
+    Command{"memory", "bytes of a tensor (--shape 49152x12288) or of a training state (--params 7e9)",
+            flopscope::cli::cmd_memory},
 };
 
 void print_help() {
