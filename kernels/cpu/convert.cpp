@@ -197,9 +197,19 @@ FLOPSCOPE_AVX512 inline __m512i software_codes(__m512 x, bool saturate) {
   const __m512i sign = _mm512_slli_epi32(_mm512_srli_epi32(u, 31), F::exponent_bits + F::mantissa_bits);
   const __mmask16 is_nan = _mm512_cmpgt_epu32_mask(a, splat(0x7f800000u));
   const __mmask16 is_small = _mm512_cmplt_epu32_mask(a, splat(F::f32_min_normal));
-  const __m512 magic = _mm512_castsi512_ps(splat(F::f32_subnormal_magic));
-  const __m512i small = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), magic)),
-                                         splat(F::f32_subnormal_magic));
+  // Results below the smallest normal: round sig * 2^(e - 150) to a multiple of the smallest
+  // subnormal 2^(1 - bias - M) in integers (an f32 addition would be slow on f32 subnormals).
+  const __m512i e = _mm512_max_epu32(_mm512_srli_epi32(a, 23), splat(1));
+  const __m512i sig = _mm512_mask_or_epi32(_mm512_and_si512(a, splat(0x7fffffu)),
+                                           _mm512_test_epi32_mask(a, splat(0x7f800000u)),
+                                           _mm512_and_si512(a, splat(0x7fffffu)), splat(0x800000u));
+  const __m512i sub_shift = _mm512_min_epu32(_mm512_sub_epi32(splat(151u - F::bias - F::mantissa_bits), e), splat(31));
+  const __m512i quotient = _mm512_srlv_epi32(sig, sub_shift);
+  const __m512i remainder = _mm512_and_si512(sig, _mm512_sub_epi32(_mm512_sllv_epi32(splat(1), sub_shift), splat(1)));
+  const __m512i half = _mm512_sllv_epi32(splat(1), _mm512_sub_epi32(sub_shift, splat(1)));
+  const __mmask16 round_up = _mm512_cmpgt_epu32_mask(remainder, half) |
+                             (_mm512_cmpeq_epu32_mask(remainder, half) & _mm512_test_epi32_mask(quotient, splat(1)));
+  const __m512i small = _mm512_mask_add_epi32(quotient, round_up, quotient, splat(1));
   const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(a, shift), splat(1));
   const __m512i normal = _mm512_srli_epi32(
       _mm512_add_epi32(_mm512_add_epi32(a, splat(F::f32_rebias + F::f32_half_ulp_minus_one)), odd), shift);
@@ -210,15 +220,23 @@ FLOPSCOPE_AVX512 inline __m512i software_codes(__m512 x, bool saturate) {
   return _mm512_or_si512(r, sign);
 }
 
-// 16 codes (zero-extended to 32-bit lanes) -> 16 f32, exact (fast::decode_f32).
+// 16 codes (zero-extended to 32-bit lanes) -> 16 f32, exact, as fast::decode_f32: integer
+// rebias for normal codes, mantissa x smallest subnormal for subnormal codes (never arithmetic
+// on f32 subnormals, which costs a microcode assist per instruction on x86).
 template <class F>
 FLOPSCOPE_AVX512 inline __m512 software_decode(__m512i h) {
   const __m512i sign = _mm512_slli_epi32(_mm512_and_si512(h, splat(F::sign_bit)),
                                          31 - F::exponent_bits - F::mantissa_bits);
   const __m512i a = _mm512_and_si512(h, splat(F::abs_mask));
-  const __m512 magnitude = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 23 - F::mantissa_bits)),
-                                         _mm512_castsi512_ps(splat(F::f32_decode_scale)));
-  __m512i bits = _mm512_castps_si512(magnitude);
+  __m512i bits;
+  if constexpr (F::bias == 127) {
+    bits = _mm512_slli_epi32(a, 16);  // bf16: the top half of an f32
+  } else {
+    bits = _mm512_add_epi32(_mm512_slli_epi32(a, 23 - F::mantissa_bits), splat(F::f32_decode_rebias));
+    const __mmask16 subnormal = _mm512_cmplt_epu32_mask(a, splat(1u << F::mantissa_bits));
+    const __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_castsi512_ps(splat(F::f32_smallest_subnormal)));
+    bits = _mm512_mask_mov_epi32(bits, subnormal, _mm512_castps_si512(scaled));
+  }
   if constexpr (F::ieee) {
     bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epu32_mask(a, splat(F::inf)), splat(0x7f800000u));
     bits = _mm512_mask_mov_epi32(bits, _mm512_cmpgt_epu32_mask(a, splat(F::inf)), splat(0x7fc00000u));

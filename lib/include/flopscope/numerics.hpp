@@ -119,8 +119,11 @@ struct Format {
   // The normal-range rounding bias in f32 bits: rebias the exponent, add half an ulp minus one.
   static constexpr std::uint32_t f32_rebias = (bias - 127u) << 23;  // wraps: modular arithmetic
   static constexpr std::uint32_t f32_half_ulp_minus_one = (1u << (22 - M)) - 1;
-  // 2^(127 - bias) as f32 bits: scales a narrow pattern shifted into f32 position to its value.
-  static constexpr std::uint32_t f32_decode_scale = (254u - bias) << 23;
+  // Decoding: added to a normal code shifted into f32 position, rebiases its exponent.
+  static constexpr std::uint32_t f32_decode_rebias = (127u - bias) << 23;
+  // The smallest subnormal 2^(1 - bias - M) as f32 bits (a normal f32 unless bias == 127).
+  static constexpr std::uint32_t f32_smallest_subnormal = 
+      bias == 127 ? 1u << (23 - M) : (128u - bias - M) << 23;
 };
 
 using F16 = Format<5, 10, true>;
@@ -156,9 +159,18 @@ constexpr float decode_f32(std::uint32_t h) {
   } else {
     if (a == F::abs_mask) return std::bit_cast<float>(sign | 0x7fc00000u);
   }
-  const float magnitude = std::bit_cast<float>(a << (23 - F::mantissa_bits)) *
-                          std::bit_cast<float>(F::f32_decode_scale);
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) | sign);
+  // No arithmetic on f32 subnormals (slow on x86: microcode assists): normal codes are rebiased
+  // as integers; subnormal codes are their mantissa times the smallest subnormal, a normal f32
+  // for every format but bf16, whose subnormals are f32 subnormals with the same bits.
+  if constexpr (F::bias == 127) {
+    return std::bit_cast<float>((a << 16) | sign);
+  } else {
+    if (a >> F::mantissa_bits == 0) {
+      const float magnitude = static_cast<float>(a) * std::bit_cast<float>(F::f32_smallest_subnormal);
+      return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) | sign);
+    }
+    return std::bit_cast<float>(((a << (23 - F::mantissa_bits)) + F::f32_decode_rebias) | sign);
+  }
 }
 
 // f32 -> f32 with the canonical NaN (Note [NaN encoding]); with `saturate`, inf -> max finite.
