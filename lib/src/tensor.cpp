@@ -134,10 +134,13 @@ Shape infer_shape(std::span<const std::int64_t> shape, std::int64_t numel, std::
     }
   }
   if (numel == known || (inferred && known > 0 && numel % known == 0)) {
-    if (inferred) result[*inferred] = numel / known;
-    return result;
+    if (!inferred) return result;
+    if (known != 0) {
+      result[*inferred] = numel / known;
+      return result;
+    }
   }
-  if (inferred && known == 0)
+  if (inferred && known == 0 && numel == 0)
     throw ShapeError(std::string(operation) + ": cannot reshape tensor of 0 elements into shape " + shape_str(shape) +
                      " because the unspecified dimension size -1 can be any value and is ambiguous");
   throw ShapeError(std::string(operation) + ": shape '" + shape_str(shape) + "' is invalid for input of size " +
