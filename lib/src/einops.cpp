@@ -736,7 +736,7 @@ class Planner {
   std::string describe(const PlanOperand& op) const {
     std::vector<std::string> names;
     for (int axis : op.axes) names.push_back(r_.names[static_cast<std::size_t>(axis)]);
-    return (op.label.starts_with("(") ? "" : op.label) + "[" + join(names) + "]";
+    return op.label + "[" + join(names) + "]";
   }
 
   void presum(PlanState& state, PlanOperand& op, const std::vector<int>& axes) const {

@@ -18,5 +18,7 @@ int cmd_peaks(const Args& args);
 int cmd_dtypes(const Args& args);
 int cmd_convert(const Args& args);
 int cmd_memory(const Args& args);
+int cmd_einsum(const Args& args);
+int cmd_init(const Args& args);
 
 }  // namespace flopscope::cli

@@ -27,6 +27,10 @@ constexpr std::array kCommands = {
             flopscope::cli::cmd_convert},
     Command{"memory", "bytes of a tensor (--shape 49152x12288) or of a training state (--params 7e9)",
             flopscope::cli::cmd_memory},
+    Command{"einsum", "output shape and FLOPs of an einsum: \"bij,bkj->bik\" --shapes 2x3x4 2x5x4 (--json)",
+            flopscope::cli::cmd_einsum},
+    Command{"init", "std of x @ w for randn, Xavier and trunc_normal weights (--input-dim 16384 --output-dim 32)",
+            flopscope::cli::cmd_init},
 };
 
 void print_help() {
