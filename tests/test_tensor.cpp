@@ -291,6 +291,10 @@ TEST(Views, ErrorsNameTheOperationAndShapes) {
   EXPECT_NE(m.find("0-dim"), std::string::npos) << m;
   m = error_of([&] { x.item(); });
   EXPECT_NE(m.find("shape [2, 3]"), std::string::npos) << m;
+  EXPECT_EQ(x.size(-1), 3);
+  EXPECT_EQ(x.stride(-2), 3);
+  EXPECT_THROW(x.size(2), ShapeError);
+  EXPECT_THROW(full({}, 1).size(0), ShapeError);
   EXPECT_THROW(x.at({2, 0}), ShapeError);
   EXPECT_THROW(x.unsqueeze(3), ShapeError);
   EXPECT_EQ(x.unsqueeze(2).shape(), (Shape{2, 3, 1}));
@@ -339,6 +343,7 @@ TEST(Factories, Basics) {
   EXPECT_EQ(full({}, 1).dim(), 0);
   EXPECT_EQ(full({}, 1).numel(), 1);
   EXPECT_EQ(from_values({1, 2}, {2}).str(), "tensor([1, 2], dtype=f32)");
+  EXPECT_EQ(arange(4, {DType::bf16}).view({2, 2}).t().str(), "tensor([[0, 2], [1, 3]], dtype=bf16)");
 }
 
 // ---- random ----------------------------------------------------------------------------------

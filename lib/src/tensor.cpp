@@ -398,10 +398,14 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strid
 Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
 
 std::int64_t Tensor::size(std::int64_t dim_index) const {
+  if (dim_index >= 0 && dim_index < dim()) return shape_[static_cast<std::size_t>(dim_index)];  // no message to build
+  if (dim() == 0) throw ShapeError("size(" + std::to_string(dim_index) + ")" + of_tensor(*this) + ": a 0-dim tensor has no dimensions");
   return shape_[static_cast<std::size_t>(wrap_dim(dim_index, dim(), "size(" + std::to_string(dim_index) + ")" + of_tensor(*this)))];
 }
 
 std::int64_t Tensor::stride(std::int64_t dim_index) const {
+  if (dim_index >= 0 && dim_index < dim()) return strides_[static_cast<std::size_t>(dim_index)];
+  if (dim() == 0) throw ShapeError("stride(" + std::to_string(dim_index) + ")" + of_tensor(*this) + ": a 0-dim tensor has no dimensions");
   return strides_[static_cast<std::size_t>(wrap_dim(dim_index, dim(), "stride(" + std::to_string(dim_index) + ")" + of_tensor(*this)))];
 }
 
