@@ -74,7 +74,12 @@ int cmd_einsum(const Args& args) {
       shapes_given = true;
       const std::string first = options.take_value();
       shapes.push_back(shape_argument(first));
-      while (!options.done() && options.name().empty()) shapes.push_back(shape_argument(options.take_positional()));
+      // Shapes until the next option; a word that is no shape is the pattern, if none came yet.
+      while (!options.done() && options.name().empty()) {
+        const std::string text = options.take_positional();
+        if (!pattern && text != "scalar" && text != "()" && !parse_shape(text)) pattern = text;
+        else shapes.push_back(shape_argument(text));
+      }
     } else if (name == "--order") {
       const std::string text = options.take_value();
       if (text == "left-to-right") order = EinsumOrder::left_to_right;
