@@ -30,6 +30,7 @@ SUITES = {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
         "bench_peak": ["--sizes=2^22"],
         "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
+        "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi"],
     },
 }
 

@@ -412,7 +412,7 @@ void Harness::add(const CaseName& name, std::function<void(benchmark::State&, co
   if (ctx.device.is_cuda())
     bench->UseManualTime();
   else
-    bench->UseRealTime()->MinWarmUpTime(0.05);  // the work runs on every OpenMP thread, not just this one
+    bench->UseRealTime();  // the work runs on every OpenMP thread, not just this one
   bench->Unit(benchmark::kMicrosecond);
   names_.push_back(text);
 }
@@ -508,6 +508,10 @@ int Harness::run() {
   std::vector<std::string> kept;
   for (const auto& arg : argv_)
     if (&arg == &argv_.front() || arg.rfind("--benchmark_", 0) == 0 || arg.rfind("--v=", 0) == 0) kept.push_back(arg);
+  // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
+  // MinWarmUpTime() would add "/min_warmup_time:..." to every name.
+  if (std::none_of(kept.begin(), kept.end(), [](const std::string& a) { return a.rfind("--benchmark_min_warmup_time", 0) == 0; }))
+    kept.push_back("--benchmark_min_warmup_time=0.05");
   for (auto& arg : kept) args.push_back(arg.data());
   argc = static_cast<int>(args.size());
   args.push_back(nullptr);

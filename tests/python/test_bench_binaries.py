@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / os.environ.get("FLOPSCOPE_BUILD_DIR", "build") / "bench"
-BINARIES = ["bench_copy", "bench_peak"]
+BINARIES = ["bench_copy", "bench_peak", "bench_convert"]
 ENV = dict(os.environ, FLOPSCOPE_WARMUP_S="0.05")
 
 
