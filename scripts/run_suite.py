@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Per binary: the flags of the default suite and of --quick. Sizes are element counts.
 SUITES = {
     "default": {
-        "common": ["--benchmark_repetitions=3", "--benchmark_min_time=0.2"],
+        "common": ["--benchmark_repetitions=3", "--benchmark_min_time=0.1"],
         "bench_peak": [],
         "bench_copy": [],
     },
