@@ -105,31 +105,6 @@ std::optional<TrainingMemory> training_memory(std::int64_t parameters, DType par
   return memory;
 }
 
-std::string format_thousands(std::int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string out;
-  const std::size_t lead = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
-  out += digits.substr(0, lead);
-  for (std::size_t i = lead; i < digits.size(); i += 3) out += "," + digits.substr(i, 3);
-  return value < 0 ? "-" + out : out;
-}
-
-std::string format_bytes_decimal(double bytes) {
-  constexpr std::array<const char*, 6> units = {"B", "kB", "MB", "GB", "TB", "PB"};
-  std::size_t unit = 0;
-  double value = bytes;
-  while (std::fabs(value) >= 1000.0 && unit + 1 < units.size()) {
-    value /= 1000.0;
-    ++unit;
-  }
-  char buffer[64];
-  if (unit == 0)
-    std::snprintf(buffer, sizeof buffer, "%.0f B", value);
-  else
-    std::snprintf(buffer, sizeof buffer, "%.2f %s", value, units[unit]);
-  return buffer;
-}
-
 std::string format_bytes_both(std::int64_t bytes) {
   const auto value = static_cast<double>(bytes);
   return format_thousands(bytes) + " B (" + format_bytes_binary(value) + ", " + format_bytes_decimal(value) + ")";

@@ -80,12 +80,14 @@ std::string format_count(std::int64_t count) {
   return std::to_string(count);
 }
 
-std::string format_bytes_binary(double bytes) {
-  constexpr std::array<const char*, 6> units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+namespace {
+
+// value / base^k with the largest k that keeps it >= 1, as "%.2f unit" ("%.0f B" for bytes).
+std::string format_scaled(double bytes, double base, const std::array<const char*, 6>& units) {
   std::size_t unit = 0;
   double value = bytes;
-  while (std::fabs(value) >= 1024.0 && unit + 1 < units.size()) {
-    value /= 1024.0;
+  while (std::fabs(value) >= base && unit + 1 < units.size()) {
+    value /= base;
     ++unit;
   }
   char buffer[64];
@@ -94,6 +96,25 @@ std::string format_bytes_binary(double bytes) {
   else
     std::snprintf(buffer, sizeof buffer, "%.2f %s", value, units[unit]);
   return buffer;
+}
+
+}  // namespace
+
+std::string format_bytes_binary(double bytes) {
+  return format_scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
+}
+
+std::string format_bytes_decimal(double bytes) {
+  return format_scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB", "PB"});
+}
+
+std::string format_thousands(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  const std::size_t lead = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
+  out += digits.substr(0, lead);
+  for (std::size_t i = lead; i < digits.size(); i += 3) out += "," + digits.substr(i, 3);
+  return value < 0 ? "-" + out : out;
 }
 
 }  // namespace flopscope

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flopscope/dtype.hpp"
+#include "flopscope/sizes.hpp"  // format_thousands, format_bytes_binary / _decimal
 
 namespace flopscope {
 
@@ -50,10 +51,6 @@ struct TrainingMemory {
 std::optional<TrainingMemory> training_memory(std::int64_t parameters, DType parameter_dtype,
                                               Optimizer optimizer, bool master_weights = true);
 
-// 2415919104 -> "2,415,919,104"
-std::string format_thousands(std::int64_t value);
-// Decimal units: "2.42 GB" (1 GB = 1e9 bytes); "512 B".
-std::string format_bytes_decimal(double bytes);
 // "2,415,919,104 B (2.25 GiB, 2.42 GB)"
 std::string format_bytes_both(std::int64_t bytes);
 

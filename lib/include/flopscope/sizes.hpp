@@ -17,5 +17,9 @@ std::string format_count(std::int64_t count);
 
 // A byte count for people: "1.00 GiB", "512 B", "3.50 MiB".
 std::string format_bytes_binary(double bytes);
+// Decimal units: "2.42 GB" (1 GB = 1e9 bytes); "512 B".
+std::string format_bytes_decimal(double bytes);
+// 2415919104 -> "2,415,919,104"
+std::string format_thousands(std::int64_t value);
 
 }  // namespace flopscope
