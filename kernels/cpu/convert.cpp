@@ -9,8 +9,8 @@
 //   avx512bf16  bf16 only: AVX512_BF16 vcvtne2ps2bf16 (32 results per instruction).
 //   avx512fp16  f16 only: AVX512-FP16 vcvtps2phx / vcvtph2psx.
 // Every vector variant: one chunk per OpenMP thread above kParallelMinimum elements; the output
-// is aligned to 64 bytes by a scalar head; above convert_streaming_threshold_bytes() of output
-// it is written with non-temporal stores (no read for ownership, no eviction of the input).
+// is aligned to 64 bytes by a scalar head; when input plus output exceed
+// convert_streaming_threshold_bytes() it is written with non-temporal stores (no read for ownership, no eviction of the input).
 //
 // Note [hardware conversion fix-ups]: the instructions round to nearest even like the
 // reference, but differ from it in three places, fixed around them so that all variants agree
@@ -102,9 +102,11 @@ void parallel_chunks(std::size_t count, ChunkFn&& chunk) {
   }
 }
 
-bool streaming_for(std::size_t count, DType dtype, bool decode) {
-  const std::size_t out_bytes = count * (decode ? sizeof(float) : dtype_size(dtype));
-  return out_bytes > convert_streaming_threshold_bytes();
+// Streaming stores once input and output together do not fit in the cache: then the output
+// would only evict the input, and its read for ownership costs bandwidth.
+bool streaming_for(std::size_t count, DType dtype, bool /*decode*/) {
+  const std::size_t working_set = count * (sizeof(float) + dtype_size(dtype));
+  return working_set > convert_streaming_threshold_bytes();
 }
 
 template <class F>

@@ -5,7 +5,7 @@
 //   memcpy_omp  libc memcpy on one chunk per OpenMP thread: the baseline, threaded.
 //   simd        own kernel: one chunk per OpenMP thread, the widest vectors the CPU has
 //               (AVX-512, else AVX2, chosen at run time), and non-temporal (streaming) stores
-//               when the arrays are larger than the last-level cache, so that the destination
+//               when source and destination together exceed the last-level cache, so that the destination
 //               is not read for ownership (write-allocate) and does not evict the source.
 #include "flopscope/kernels/copy.hpp"
 
@@ -143,7 +143,7 @@ void copy_simd(void* dst, const void* src, std::size_t count, std::size_t elemen
   auto* out = static_cast<unsigned char*>(dst);
   const auto* in = static_cast<const unsigned char*>(src);
   const std::size_t bytes = count * element_size;
-  const bool streaming = bytes > cpu_streaming_threshold_bytes();
+  const bool streaming = 2 * bytes > cpu_streaming_threshold_bytes();  // src + dst do not fit
   static const auto chunk = has_avx512() ? chunk_avx512 : has_avx2() ? chunk_avx2 : nullptr;
   if (!chunk) {
     copy_memcpy_omp(dst, src, count, element_size);

@@ -23,8 +23,8 @@ void copy_reference(void* dst, const void* src, std::size_t count, std::size_t e
 // CPU variants (kernels/cpu/copy.cpp).
 std::span<const CopyVariant> cpu_copy_variants();
 
-// Arrays of more bytes than this use non-temporal stores in the "simd" variant: the last-level
-// cache size of this machine (read from sysfs), 32 MiB where unknown.
+// Copies whose source plus destination exceed this use non-temporal stores in the "simd" variant:
+// the last-level cache size of this machine (read from sysfs), 32 MiB where unknown.
 std::size_t cpu_streaming_threshold_bytes();
 
 }  // namespace flopscope::kernels

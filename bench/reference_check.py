@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Side-by-side check of flopscope's CPU figures against likwid-bench and against each other.
+
+Runs, alternating, `rounds` times each (so drift and other load hit both sides alike):
+  - likwid-bench copy_avx512 and copy_mem_avx512 on two 1 GiB arrays (all cores) vs
+    bench_copy f32 n=2^28 (1 GiB per array), every variant;
+  - likwid-bench peakflops_sp_avx512_fma (all cores, L1-resident) vs bench_peak fma_avx512 f32;
+  - bench_convert f32->f16 and f32->bf16 at n=2^26 (256 MiB of f32) vs bench_copy at the same n.
+Prints a markdown table of medians and ratios and writes it to results/baselines/ (or --out).
+Usage: .venv/bin/python bench/reference_check.py [--build-dir build] [--rounds 3]
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BYTES_1GIB_PAIR_KB = 2147484  # likwid's kB are 1000 bytes: two arrays of ~1 GiB
+
+
+def likwid(test, workgroup, iterations):
+    out = subprocess.run(["likwid-bench", "-t", test, "-W", workgroup, "-i", str(iterations)],
+                         capture_output=True, text=True, timeout=600).stdout
+    mflops = re.search(r"MFlops/s:\s+([\d.]+)", out)
+    mbytes = re.search(r"MByte/s:\s+([\d.]+)", out)
+    if not mbytes:
+        raise SystemExit(f"reference_check: likwid-bench -t {test} gave no result:\n{out[-500:]}")
+    return {"bytes_per_second": float(mbytes.group(1)) * 1e6,
+            "flops_per_second": float(mflops.group(1)) * 1e6 if mflops else 0.0}
+
+
+def flopscope(binary, *flags):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        subprocess.run([str(binary), *flags, "--benchmark_repetitions=3", "--benchmark_min_time=0.3",
+                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                       check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, FLOPSCOPE_WARMUP_S="1"))
+        data = json.loads(out.read_text())
+    result = {}
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
+            result[b["run_name"].replace("/real_time", "")] = b
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=str(ROOT / "results" / "baselines"))
+    args = parser.parse_args()
+    bench = ROOT / args.build_dir / "bench"
+    cores = os.cpu_count()
+    samples = {}
+
+    def add(key, value):
+        samples.setdefault(key, []).append(value)
+
+    for _ in range(args.rounds):
+        for test in ("copy_avx512", "copy_mem_avx512"):
+            add(f"likwid {test} (2 x 1 GiB)", likwid(test, f"N:{BYTES_1GIB_PAIR_KB}kB:{cores}", 10)["bytes_per_second"])
+        for name, b in flopscope(bench / "bench_copy", "--devices=cpu", "--dtypes=f32", "--sizes=2^28").items():
+            add(f"flopscope {name}", b["bytes_per_second"])
+        add("likwid peakflops_sp_avx512_fma", likwid("peakflops_sp_avx512_fma", f"N:24kB:{cores}", 200000)["flops_per_second"])
+        for name, b in flopscope(bench / "bench_peak", "--devices=cpu", "--dtypes=f32", "--variants=fma_avx512").items():
+            add(f"flopscope {name}", b["flops_per_second"])
+        for name, b in flopscope(bench / "bench_convert", "--devices=cpu", "--dtypes=f16,bf16", "--sizes=2^26").items():
+            if "/f32->" in name:
+                add(f"flopscope {name}", b["bytes_per_second"])
+        for name, b in flopscope(bench / "bench_copy", "--devices=cpu", "--dtypes=f32", "--sizes=2^26",
+                                 "--variants=memcpy_omp,simd").items():
+            add(f"flopscope {name}", b["bytes_per_second"])
+
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    copy_ref = max(med["likwid copy_avx512 (2 x 1 GiB)"], med["likwid copy_mem_avx512 (2 x 1 GiB)"])
+    copy_256 = max(v for k, v in med.items() if k.startswith("flopscope copy/") and "n=67108864" in k)
+    fma_ref = med["likwid peakflops_sp_avx512_fma"]
+    lines = [f"# CPU figures against likwid-bench, {datetime.date.today()}", "",
+             f"`{' '.join(sys.argv)}`: medians of {args.rounds} alternating rounds (each flopscope figure is itself "
+             "the median of 3 repetitions), all cores.", "",
+             "| measurement | median | ratio | against |", "|---|---|---|---|"]
+    for key, value in sorted(med.items()):
+        unit, scale = ("GFLOP/s", 1e9) if "peak" in key else ("GB/s", 1e9)
+        if "copy/" in key and "n=268435456" in key:
+            ratio, against = value / copy_ref, "best likwid copy (1 GiB)"
+        elif "fma" in key and "flopscope" in key:
+            ratio, against = value / fma_ref, "likwid peakflops_sp_avx512_fma"
+        elif "convert/" in key:
+            ratio, against = value / copy_256, "best flopscope copy at n=2^26"
+        else:
+            ratio, against = None, ""
+        lines.append(f"| {key} | {value / scale:.1f} {unit} | {'' if ratio is None else f'{ratio:.0%}'} | {against} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"cpu-vs-likwid-{datetime.date.today()}.md"
+    tmp = target.with_suffix(".partial")
+    tmp.write_text(text)
+    os.replace(tmp, target)
+    print(f"written to {target}")
+
+
+if __name__ == "__main__":
+    main()
