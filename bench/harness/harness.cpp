@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -421,14 +422,31 @@ void Harness::add(const CaseName& name, std::function<void(benchmark::State&, co
 
 namespace {
 
-// Prints "[bench_copy] 12/48  35.2 s  <case>" on stderr as each case finishes; the normal
-// console table goes to stdout as usual.
-class ProgressReporter : public benchmark::ConsoleReporter {
+// Prints "[bench_copy] 12/48  35.2 s  <case>" on stderr as each case finishes, and passes every
+// call on to the display reporter that --benchmark_format asks for (console, json or csv).
+class ProgressReporter : public benchmark::BenchmarkReporter {
  public:
-  ProgressReporter(std::string binary, std::size_t total)
-      : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular), binary_(std::move(binary)), total_(total) {}
+  ProgressReporter(std::string binary, std::size_t total, const std::string& format)
+      : binary_(std::move(binary)), total_(total) {
+    if (format == "json")
+      inner_ = std::make_unique<benchmark::JSONReporter>();
+    else if (format == "csv") {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // deprecated, still a documented format
+      inner_ = std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+    }
+    else
+      inner_ = std::make_unique<benchmark::ConsoleReporter>(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                                                 : benchmark::ConsoleReporter::OO_Tabular);
+  }
+  bool ReportContext(const Context& context) override {
+    inner_->SetOutputStream(&GetOutputStream());
+    inner_->SetErrorStream(&GetErrorStream());
+    return inner_->ReportContext(context);
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
+    inner_->ReportRuns(runs);
     for (const auto& run : runs) {
       if (run.run_type == Run::RT_Aggregate) continue;
       std::string name = run.run_name.str();
@@ -439,8 +457,10 @@ class ProgressReporter : public benchmark::ConsoleReporter {
       std::fprintf(stderr, "[%s] %zu/%zu  %6.1f s  %s\n", binary_.c_str(), done_, total_, elapsed.count(), name.c_str());
     }
   }
+  void Finalize() override { inner_->Finalize(); }
 
  private:
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   std::string binary_;
   std::size_t total_, done_ = 0;
   std::string last_;
@@ -542,7 +562,10 @@ int Harness::run() {
   context["skipped_devices"] = skipped;
   benchmark::AddCustomContext("flopscope", context.dump());
 
-  ProgressReporter display(spec_.binary, count_selected(names_, benchmark::GetBenchmarkFilter()));
+  std::string format = "console";
+  for (const auto& arg : kept)
+    if (arg.rfind("--benchmark_format=", 0) == 0) format = arg.substr(19);
+  ProgressReporter display(spec_.binary, count_selected(names_, benchmark::GetBenchmarkFilter()), format);
   benchmark::RunSpecifiedBenchmarks(&display);
   benchmark::Shutdown();
   return 0;
