@@ -1,6 +1,8 @@
 // Broadcasting, the strided iterator, elementwise ops and matmul against explicit loops.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <cmath>
 #include <functional>
 #include <string>
@@ -10,15 +12,7 @@
 namespace flopscope {
 namespace {
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
+using test_util::error_of;
 
 TEST(Broadcast, Shapes) {
   EXPECT_EQ(broadcast_shapes(Shape{2, 1, 3}, Shape{4, 1}), (Shape{2, 4, 3}));

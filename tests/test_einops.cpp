@@ -2,6 +2,8 @@
 // einsum FLOP plan against torch.utils.flop_counter's rules, and pattern errors.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -11,17 +13,9 @@
 namespace flopscope {
 namespace {
 
-using Values = std::vector<double>;
+using test_util::Values;
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
+using test_util::error_of;
 
 void expect_close(const Tensor& actual, const Tensor& expected, double tolerance = 1e-12) {
   ASSERT_EQ(actual.shape(), expected.shape());

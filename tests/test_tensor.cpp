@@ -2,6 +2,8 @@
 // (the strides in the comments are what PyTorch gives for the same calls).
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -12,20 +14,12 @@
 namespace flopscope {
 namespace {
 
-using Values = std::vector<double>;
+using test_util::Values;
 
 // The lecture's x = torch.tensor([[1., 2, 3], [4, 5, 6]]).
 Tensor lecture_x() { return from_values({1, 2, 3, 4, 5, 6}, {2, 3}); }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
+using test_util::error_of;
 
 // ---- the lecture -----------------------------------------------------------------------------
 
