@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "flopscope/kernels/copy.hpp"
+#include "flopscope/kernels/hash.hpp"
 #include "flopscope/kernels/peak.hpp"
 #include "flopscope/sizes.hpp"
 #include "harness/harness.hpp"
@@ -138,14 +139,6 @@ void cpu_triad_case(benchmark::State& state, const DeviceContext& device, std::s
 }
 
 #ifdef FLOPSCOPE_HAVE_CUDA
-float host_small_integer(std::size_t i, std::uint64_t seed) {  // the same as fill_small_integers
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return float(int(z % 5) - 2);
-}
-
 template <typename T>
 void cuda_fma_case(benchmark::State& state, const DeviceContext& device, bool hot, std::string_view compute) {
   const int blocks = device.sm_count * 16, threads = 256, trips = 1 << 14;
@@ -219,7 +212,7 @@ void cuda_gemm_case(benchmark::State& state, const DeviceContext& device, bool h
     const std::size_t i = std::size_t(sample * 7919) % std::size_t(m), j = std::size_t(sample * 104729) % std::size_t(n);
     double expected = 0;
     for (std::size_t kk = 0; kk < std::size_t(k); ++kk)
-      expected += double(host_small_integer(kk + i * std::size_t(k), 1)) * double(host_small_integer(kk + j * std::size_t(k), 2));
+      expected += double(kernels::small_integer(kk + i * std::size_t(k), 1)) * double(kernels::small_integer(kk + j * std::size_t(k), 2));
     float got = 0;
     cudaMemcpy(&got, static_cast<float*>(d.data) + i + j * std::size_t(m), sizeof got, cudaMemcpyDeviceToHost);
     if (double(got) != expected)

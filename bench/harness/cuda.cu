@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuda.hpp"
+#include "flopscope/kernels/hash.hpp"
 
 namespace flopscope::bench::cuda {
 
@@ -13,10 +14,7 @@ namespace {
 __global__ void fill_random_kernel(std::uint64_t* data, std::size_t words, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < words;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    data[i] = z ^ (z >> 31);
+    data[i] = kernels::hash_index(seed, i);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
+#include "flopscope/kernels/hash.hpp"
 #include "flopscope/sizes.hpp"
 
 #ifdef FLOPSCOPE_HAVE_CUDA
@@ -112,10 +113,7 @@ void fill_random_bytes(void* data, std::size_t bytes, std::uint64_t seed) {
   const std::size_t words = bytes / 8;
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < words; ++i) {
-    std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    const std::uint64_t z = kernels::hash_index(seed, i);
     std::memcpy(out + i * 8, &z, 8);
   }
   for (std::size_t i = words * 8; i < bytes; ++i) out[i] = static_cast<unsigned char>(0x5A + i);
@@ -298,6 +296,7 @@ static DeviceContext probe_cuda(const Device& device) {
 
 Harness::Harness(int* argc, char** argv, FamilySpec spec) : spec_(std::move(spec)) {
   for (int i = 0; i < *argc; ++i) argv_.emplace_back(argv[i]);
+  benchmark_args_.push_back(argv_.front());
   axes_.dtypes = spec_.default_dtypes;
   axes_.variants = spec_.variants;
   axes_.devices = {Device::cpu()};
@@ -358,7 +357,8 @@ Harness::Harness(int* argc, char** argv, FamilySpec spec) : spec_(std::move(spec
     } else if (arg == "--hot") {
       axes_.hot = true;
     } else if (arg.rfind("--benchmark_", 0) == 0 || arg.rfind("--v=", 0) == 0) {
-      argv[out++] = argv[i];  // Google Benchmark's own
+      benchmark_args_.push_back(arg);  // Google Benchmark's own
+      argv[out++] = argv[i];
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: %s [--dtypes=%s|all] [--devices=cpu,cuda:0] [--variants=%s]\n"
@@ -524,18 +524,14 @@ json device_json(const DeviceContext& ctx) {
 }  // namespace
 
 int Harness::run() {
-  int argc = 0;
-  std::vector<char*> args;
-  // argv_ holds the original flags; Google Benchmark reads only its own from it.
-  std::vector<std::string> kept;
-  for (const auto& arg : argv_)
-    if (&arg == &argv_.front() || arg.rfind("--benchmark_", 0) == 0 || arg.rfind("--v=", 0) == 0) kept.push_back(arg);
+  std::vector<std::string> kept = benchmark_args_;
   // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
   // MinWarmUpTime() would add "/min_warmup_time:..." to every name.
   if (std::none_of(kept.begin(), kept.end(), [](const std::string& a) { return a.rfind("--benchmark_min_warmup_time", 0) == 0; }))
     kept.push_back("--benchmark_min_warmup_time=0.05");
+  std::vector<char*> args;
   for (auto& arg : kept) args.push_back(arg.data());
-  argc = static_cast<int>(args.size());
+  int argc = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&argc, args.data());
 

@@ -98,7 +98,8 @@ class Harness {
   FamilySpec spec_;
   Axes axes_;
   std::vector<DeviceContext> devices_;
-  std::vector<std::string> argv_;
+  std::vector<std::string> argv_;            // as given, for the context
+  std::vector<std::string> benchmark_args_;  // argv[0] and Google Benchmark's own flags
   std::vector<std::string> names_;
 };
 

@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "flopscope/kernels/hash.hpp"
 #include "flopscope/kernels/peak.hpp"
 
 namespace flopscope::kernels::cuda {
@@ -47,14 +48,6 @@ __global__ void triad_tail_kernel(float* a, const float* b, const float* c, floa
                                   std::size_t count) {
   std::size_t i = begin + threadIdx.x;
   if (i < count) a[i] = b[i] + s * c[i];
-}
-
-__device__ float small_integer(std::size_t i, std::uint64_t seed) {
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return float(int(z % 5) - 2);  // -2 .. 2
 }
 
 template <typename T>
