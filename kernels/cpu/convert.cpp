@@ -37,6 +37,7 @@
 
 #include "flopscope/numerics.hpp"
 #include "flopscope/peaks.hpp"
+#include "parallel.hpp"
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsic headers as
 // uninitialized (GCC bug 105593); nothing of ours is.
@@ -84,24 +85,6 @@ void require_narrow(DType dtype) {
     throw std::invalid_argument("convert: " + std::string(dtype_name(dtype)) + " is not a narrow dtype");
 }
 
-// Calls chunk(begin, count) once per OpenMP thread, chunk starts a multiple of 64 elements.
-template <class ChunkFn>
-void parallel_chunks(std::size_t count, ChunkFn&& chunk) {
-  const int threads = omp_get_max_threads();
-  if (threads <= 1 || count < kParallelMinimum) {
-    chunk(std::size_t{0}, count);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    const auto n = static_cast<std::size_t>(omp_get_num_threads());
-    auto boundary = [&](std::size_t i) { return i == n ? count : std::min(count, (count * i / n) & ~std::size_t{63}); };
-    const std::size_t begin = boundary(t), end = boundary(t + 1);
-    if (end > begin) chunk(begin, end - begin);
-  }
-}
-
 // Streaming stores once input and output together exceed half the last-level cache: a shared
 // LLC (a VM's 480 MiB L3 is the whole socket's) does not hold the arrays, the output would only
 // evict the input, and its read for ownership costs bandwidth (measured: +5-10% at 2^26 f32).
@@ -123,7 +106,7 @@ void encode_dispatch(const float* in, void* out, std::size_t count, DType to, bo
   if (((to != Supported) && ...)) throw std::invalid_argument("convert: variant does not convert " + std::string(dtype_name(to)));
   auto go = [&]<class F, class T>() {
     T* dst = static_cast<T*>(out);
-    parallel_chunks(count, [&](std::size_t begin, std::size_t n) {
+    parallel_chunks(count, 64, kParallelMinimum, [&](std::size_t begin, std::size_t n) {
       Kernel::template encode<F, T>(in + begin, dst + begin, n, saturate, streaming);
     });
   };
@@ -151,7 +134,7 @@ void decode_dispatch(const void* in, float* out, std::size_t count, DType from) 
   if (((from != Supported) && ...)) throw std::invalid_argument("convert: variant does not convert " + std::string(dtype_name(from)));
   auto go = [&]<class F, class T>() {
     const T* src = static_cast<const T*>(in);
-    parallel_chunks(count, [&](std::size_t begin, std::size_t n) {
+    parallel_chunks(count, 64, kParallelMinimum, [&](std::size_t begin, std::size_t n) {
       Kernel::template decode<F, T>(src + begin, out + begin, n, streaming);
     });
   };

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "flopscope/peaks.hpp"
+#include "parallel.hpp"
 
 namespace flopscope::kernels {
 
@@ -39,24 +40,10 @@ std::size_t cpu_streaming_threshold_bytes() {
 
 namespace {
 
-// Splits [0, bytes) into one chunk per thread, chunk starts rounded to 64 bytes (a cache line)
-// so that two threads never write the same line.
+// One chunk per thread, boundaries on cache lines; small copies stay on one thread.
 template <typename ChunkFn>
 void for_each_thread_chunk(std::size_t bytes, ChunkFn&& chunk_fn) {
-  const int threads = omp_get_max_threads();
-  if (threads <= 1 || bytes < (std::size_t{1} << 16)) {
-    chunk_fn(std::size_t{0}, bytes);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    const auto n = static_cast<std::size_t>(omp_get_num_threads());
-    auto boundary = [&](std::size_t i) { return std::min(bytes, (bytes * i / n) & ~std::size_t{63}); };
-    std::size_t begin = t == 0 ? 0 : boundary(t);
-    std::size_t end = t + 1 == n ? bytes : boundary(t + 1);
-    if (end > begin) chunk_fn(begin, end - begin);
-  }
+  parallel_chunks(bytes, 64, std::size_t{1} << 16, chunk_fn);
 }
 
 void copy_memcpy(void* dst, const void* src, std::size_t count, std::size_t element_size) {

@@ -16,6 +16,7 @@
 
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/kernels/peak.hpp"
+#include "parallel.hpp"
 
 namespace flopscope::kernels {
 
@@ -198,17 +199,13 @@ std::span<const CpuPeakKernel> cpu_peak_kernels() { return kKernels; }
 void triad_f64(double* a, const double* b, const double* c, double scalar, std::size_t count) {
   const bool streaming = 3 * count * sizeof(double) > cpu_streaming_threshold_bytes();
   const bool avx512 = has_avx512();
-#pragma omp parallel
-  {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    const auto n = static_cast<std::size_t>(omp_get_num_threads());
-    std::size_t begin = count * t / n / 8 * 8, end = t + 1 == n ? count : count * (t + 1) / n / 8 * 8;
+  parallel_chunks(count, 8, 0, [&](std::size_t begin, std::size_t n) {  // 8 doubles: a cache line
     if (avx512) {
-      triad_chunk_avx512(a + begin, b + begin, c + begin, scalar, end - begin, streaming);
+      triad_chunk_avx512(a + begin, b + begin, c + begin, scalar, n, streaming);
     } else {
-      for (std::size_t i = begin; i < end; ++i) a[i] = std::fma(scalar, c[i], b[i]);
+      for (std::size_t i = begin; i < begin + n; ++i) a[i] = std::fma(scalar, c[i], b[i]);
     }
-  }
+  });
 }
 
 }  // namespace flopscope::kernels
