@@ -68,12 +68,41 @@ TEST(CpuPeaks, FormulaIsCoresTimesClockTimesUnitsTimesLanesTimesTwo) {
   EXPECT_NE(avx512.find("f32")->formula.find("4 cores x 2.500 GHz x 2 FMA units x 16 lanes"), std::string::npos);
 }
 
+// Zen 4 (AMD family 25) runs AVX-512 on 256-bit FMA units: a zmm FMA per unit per cycle is 8 f32
+// lanes, half of what a 512-bit Xeon does (likwid-bench peakflops_sp_avx512_fma measures
+// 32 FLOP/cycle/core on Zen 4, as cores x clock x 2 x 8 x 2 says).
+TEST(CpuPeaks, Zen4CountsItsAvx512OnTheHalfWidthDatapath) {
+  CpuInfo cpu;
+  cpu.cores = 2;
+  cpu.avx2 = cpu.fma = cpu.avx512f = cpu.avx512_bf16 = true;
+  cpu.vendor = "AuthenticAMD";
+  cpu.family = 25;
+  EXPECT_EQ(cpu.vector_bits(), 512);
+  EXPECT_EQ(cpu.fma_datapath_bits(), 256);
+  DevicePeaks zen4 = cpu_peaks(cpu, 3.5e9, 2);
+  EXPECT_DOUBLE_EQ(zen4.find("f32")->flops_per_second, 2 * 3.5e9 * 2 * 8 * 2);
+  EXPECT_DOUBLE_EQ(zen4.find("f64")->flops_per_second, 2 * 3.5e9 * 2 * 4 * 2);
+  EXPECT_DOUBLE_EQ(zen4.find("bf16")->flops_per_second, 2 * 3.5e9 * 2 * 8 * 4);
+  EXPECT_NE(zen4.find("f32")->formula.find("256-bit units"), std::string::npos);
+
+  cpu.family = 26;  // Zen 5: full-width AVX-512
+  EXPECT_EQ(cpu.fma_datapath_bits(), 512);
+  EXPECT_DOUBLE_EQ(cpu_peaks(cpu, 3.5e9, 2).find("f32")->flops_per_second, 2 * 3.5e9 * 2 * 16 * 2);
+  cpu.vendor = "GenuineIntel";
+  cpu.family = 6;
+  EXPECT_EQ(cpu.fma_datapath_bits(), 512);
+  EXPECT_EQ(cpu_peaks(cpu, 3.5e9, 2).find("f32")->formula.find("units:"), std::string::npos);
+}
+
 TEST(CpuInfo, DetectsSomethingSensible) {
   CpuInfo cpu = detect_cpu();
   EXPECT_GE(cpu.cores, 1);
   EXPECT_FALSE(cpu.model_name.empty());
   EXPECT_GT(cpu.l1d_bytes, 0u);
+  EXPECT_FALSE(cpu.vendor.empty());
+  EXPECT_GT(cpu.family, 0);
   if (cpu.avx512f) {
     EXPECT_EQ(cpu.vector_bits(), 512);
   }
+  EXPECT_LE(cpu.fma_datapath_bits(), cpu.vector_bits());
 }

@@ -502,6 +502,7 @@ json device_json(const DeviceContext& ctx) {
     out["isa"] = ctx.cpu.vector_isa();
     out["cores"] = ctx.cpu.cores;
     out["fma_units"] = cpu_fma_units(ctx.cpu);
+    out["fma_datapath_bits"] = ctx.cpu.fma_datapath_bits();
     out["features"] = {{"avx2", ctx.cpu.avx2}, {"avx512f", ctx.cpu.avx512f}, {"avx512_bf16", ctx.cpu.avx512_bf16},
                        {"avx512_fp16", ctx.cpu.avx512_fp16}, {"amx_bf16", ctx.cpu.amx_bf16}};
     out["caches"] = {{"l1d", ctx.l1d_bytes}, {"l2", ctx.l2_bytes}, {"l3", ctx.l3_bytes}};

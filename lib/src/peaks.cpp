@@ -1,5 +1,6 @@
 #include "flopscope/peaks.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -120,6 +121,15 @@ int CpuInfo::vector_bits() const {
   return 64;
 }
 
+int CpuInfo::fma_datapath_bits() const {
+  if (const char* text = std::getenv("FLOPSCOPE_CPU_FMA_BITS")) {
+    const int bits = std::atoi(text);
+    if (bits == 64 || bits == 128 || bits == 256 || bits == 512) return std::min(bits, vector_bits());
+  }
+  if (avx512f && vendor == "AuthenticAMD" && family == 25) return 256;  // Zen 4: double-pumped
+  return vector_bits();
+}
+
 namespace {
 
 std::size_t read_cache_size(int index) {
@@ -155,8 +165,13 @@ CpuInfo detect_cpu() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {
+    const auto value = [&] { return line.substr(line.find(':') + 2); };
     if (cpu.model_name.empty() && line.starts_with("model name")) {
-      cpu.model_name = line.substr(line.find(':') + 2);
+      cpu.model_name = value();
+    } else if (cpu.vendor.empty() && line.starts_with("vendor_id")) {
+      cpu.vendor = value();
+    } else if (cpu.family == 0 && line.starts_with("cpu family")) {
+      cpu.family = std::atoi(value().c_str());
     } else if (line.starts_with("flags")) {
       std::istringstream flags(line.substr(line.find(':') + 1));
       std::string flag;
@@ -196,9 +211,14 @@ int cpu_fma_units(const CpuInfo& cpu) {
 DevicePeaks cpu_peaks(const CpuInfo& cpu, double clock_hz, int fma_units) {
   DevicePeaks peaks;
   peaks.device_name = cpu.model_name;
-  const int bits = cpu.vector_bits();
+  const int bits = cpu.fma_datapath_bits();
   const std::string ghz = format_number("%.3f", clock_hz / 1e9);
+  const std::string datapath =
+      bits < cpu.vector_bits() ? ", " + std::to_string(bits) + "-bit units: a " + std::to_string(cpu.vector_bits()) +
+                                     "-bit operation issues as " + std::to_string(cpu.vector_bits() / bits) + " parts"
+                               : "";
   auto add = [&](std::string compute, int lanes, int flops_per_lane, std::string what) {
+    what += datapath;
     double value = double(cpu.cores) * clock_hz * fma_units * lanes * flops_per_lane;
     peaks.compute.push_back({
         std::move(compute), value,
@@ -210,8 +230,8 @@ DevicePeaks cpu_peaks(const CpuInfo& cpu, double clock_hz, int fma_units) {
   };
   add("f64", bits / 64, 2, cpu.vector_isa() + " FMA");
   add("f32", bits / 32, 2, cpu.vector_isa() + " FMA");
-  if (cpu.avx512_bf16) add("bf16", 16, 4, "vdpbf16ps: 2 multiply-adds per f32 lane");
-  if (cpu.avx512_fp16) add("f16", 32, 2, "avx512-fp16 vfmadd*ph");
+  if (cpu.avx512_bf16) add("bf16", bits / 32, 4, "vdpbf16ps: 2 multiply-adds per f32 lane");
+  if (cpu.avx512_fp16) add("f16", bits / 16, 2, "avx512-fp16 vfmadd*ph");
   if (const char* text = std::getenv("FLOPSCOPE_CPU_MEMORY_GBS")) {
     peaks.memory_bytes_per_second = std::atof(text) * 1e9;
     peaks.memory_source = "FLOPSCOPE_CPU_MEMORY_GBS";

@@ -58,12 +58,18 @@ DevicePeaks gpu_peaks(const GpuSpec& spec);
 
 struct CpuInfo {
   std::string model_name;
+  std::string vendor;  // /proc/cpuinfo vendor_id: "GenuineIntel", "AuthenticAMD"
+  int family = 0;      // /proc/cpuinfo "cpu family" (AMD: 25 = Zen 3/4, 26 = Zen 5)
   int cores = 1;  // logical CPUs this process may run on
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512_bf16 = false, avx512_fp16 = false, amx_bf16 = false;
   std::size_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per instance, from sysfs
   std::string vector_isa() const;  // "avx512", "avx2" or "scalar"
   int vector_bits() const;         // 512, 256 or 64
+  // The width at which the FMA units execute vector_bits() operations: vector_bits(), except on
+  // AMD family 25 (Zen 4), whose AVX-512 runs on 256-bit units, a 512-bit operation taking two
+  // halves (so a zmm FMA per unit counts 8 f32 lanes, not 16). FLOPSCOPE_CPU_FMA_BITS overrides.
+  int fma_datapath_bits() const;
 };
 
 CpuInfo detect_cpu();
@@ -72,7 +78,8 @@ CpuInfo detect_cpu();
 // does not say; FLOPSCOPE_CPU_FMA_UNITS overrides.
 int cpu_fma_units(const CpuInfo& cpu);
 
-// cores x clock x FMA units x lanes x 2 for f64 and f32 at the widest ISA; bf16 (AVX512_BF16
+// cores x clock x FMA units x lanes x 2 for f64 and f32 at the widest ISA, lanes counted over
+// fma_datapath_bits(); bf16 (AVX512_BF16
 // dot product: 2 multiply-adds per f32 lane) and f16 (AVX512-FP16: 32 lanes) where present.
 // Memory bandwidth is taken from FLOPSCOPE_CPU_MEMORY_GBS when set, else left unknown.
 DevicePeaks cpu_peaks(const CpuInfo& cpu, double clock_hz, int fma_units);
