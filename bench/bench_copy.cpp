@@ -2,7 +2,9 @@
 // Bytes per iteration: 2 * n * element size (each element read once and written once; the
 // write-allocate read of dst is not counted, so variants that avoid it by streaming stores show
 // it as higher bandwidth). Default sizes sweep from L1-resident to past 4x the last-level cache
-// (STREAM's rule), in x4 steps, so the cache hierarchy shows up.
+// (STREAM's rule) and to at least 256 MiB on the CPU (bench_convert's large size: the report sets
+// each conversion against a copy of the same f32 array), in x4 steps, so the cache hierarchy
+// shows up.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -19,10 +21,11 @@ using namespace flopscope::bench;
 
 namespace {
 
-// Array sizes in bytes: 4 KiB, 16 KiB, ... up to the first power of two >= 4 x `largest_cache`.
-std::vector<std::size_t> default_array_bytes(std::size_t smallest, std::size_t largest_cache) {
+// Array sizes in bytes: 4 KiB, 16 KiB, ... up to the first power of two >= 4 x `largest_cache`
+// and >= `at_least`.
+std::vector<std::size_t> default_array_bytes(std::size_t smallest, std::size_t largest_cache, std::size_t at_least) {
   std::size_t last = 1;
-  while (last < 4 * largest_cache) last *= 2;
+  while (last < 4 * largest_cache || last < at_least) last *= 2;
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = smallest; bytes < last; bytes *= 4) sizes.push_back(bytes);
   sizes.push_back(last);
@@ -100,8 +103,9 @@ int main(int argc, char** argv) {
   for (const Device& device : axes.devices) {
     const DeviceContext& ctx = harness.device(device);
     std::vector<std::size_t> array_bytes =
-        device.is_cpu() ? default_array_bytes(4096, std::max({ctx.l3_bytes, ctx.l2_bytes, std::size_t{1} << 20}))
-                        : default_array_bytes(std::size_t{64} << 10, std::max(ctx.l2_bytes, std::size_t{64} << 20));
+        device.is_cpu() ? default_array_bytes(4096, std::max({ctx.l3_bytes, ctx.l2_bytes, std::size_t{1} << 20}),
+                                              std::size_t{256} << 20)
+                        : default_array_bytes(std::size_t{64} << 10, std::max(ctx.l2_bytes, std::size_t{64} << 20), 0);
     for (DType dtype : axes.dtypes) {
       const std::size_t element_size = dtype_size(dtype);
       std::vector<std::size_t> counts;

@@ -147,6 +147,50 @@ def _results_section(run: Run) -> list[str]:
     return lines
 
 
+CONVERSION_NOTE = (
+    "Bytes are read plus written, n x (size(from) + size(to)), as for copy (2 x 4n for f32). "
+    "A core whose reads alone limit it converts f32->16-bit at 6/8 = 75% of its copy figure "
+    "(the same source, half the output); above 75%, copy was also held back by its writes. "
+    "`% copy ceiling` is against bench_peak's measured copy; `% copy, same n` against the best "
+    "f32 copy of the same element count in this run.")
+
+
+def _conversion_section(run: Run) -> list[str]:
+    """Each conversion (its best variant per dtype pair and n) against the device's copy: the
+    measured copy ceiling and, where the run has one, an f32 copy of the same element count."""
+    best: dict[tuple[str, str, int], Case] = {}
+    copies: dict[tuple[str, int], Case] = {}
+    for case in run.cases:
+        n = case.name.shape_dict().get("n")
+        if not case.ok or n is None or case.bytes_per_second is None:
+            continue
+        if case.name.family == "convert":
+            key, slot = (case.name.device, case.name.dtype, n), best
+        elif case.name.family == "copy" and case.name.dtype == "f32":
+            key, slot = (case.name.device, n), copies
+        else:
+            continue
+        if key not in slot or case.bytes_per_second > slot[key].bytes_per_second:
+            slot[key] = case
+    if not best:
+        return []
+    rows = []
+    for (device_id, dtype, n), case in sorted(best.items(), key=lambda kv: (kv[0][0] != "cpu", kv[0])):
+        device = run.devices.get(device_id)
+        ceiling = device.memory_ceilings.get("copy") if device else None
+        copy = copies.get((device_id, n))
+        rate = case.bytes_per_second
+        rows.append([device_id, dtype, f"n={n}", case.name.variant, fmt.giga(rate),
+                     fmt.percent(100 * rate / ceiling) if ceiling else fmt.MISSING,
+                     f"{fmt.percent(100 * rate / copy.bytes_per_second)} (copy/{copy.name.variant}, "
+                     f"{fmt.giga(copy.bytes_per_second)} GB/s)" if copy else fmt.MISSING,
+                     cv_cell(case)])
+    lines = ["## Conversions against copy", "", CONVERSION_NOTE, ""]
+    lines += table(["device", "conversion", "shape", "best variant", "GB/s", "% copy ceiling",
+                    "% copy, same n", "cv"], rows)
+    return lines + [""]
+
+
 def _plots_section(run: Run, run_dir: Path) -> list[str]:
     lines = ["## Plots", ""]
     device_ids = sorted({c.name.device for c in run.cases if c.ok},
@@ -237,6 +281,7 @@ def render(run: Run, run_dir: Path) -> str:
         lines.append("")
 
     lines += _results_section(run)
+    lines += _conversion_section(run)
     lines += _plots_section(run, run_dir)
     lines += _skips_section(run)
     return "\n".join(lines).rstrip() + "\n"

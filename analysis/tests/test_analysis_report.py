@@ -167,3 +167,35 @@ def test_main_in_process_and_single_run(fixture_dir):
     assert main(["report", str(run_dir)]) == 0
     text = (run_dir / "report.md").read_text(encoding="utf-8")
     assert row(section(text, "Results"), "simd", "f64", "n=4096")[-1] == "— (1 run)"
+
+
+def test_conversions_are_set_against_copy(fixture_dir):
+    """Each conversion's best variant against the measured copy ceiling and against the f32
+    copy of the same n in the same run (the figures of the fixture's JSON, divided here)."""
+    run_dir = fixture_dir("run_convert")
+    text = write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")
+    conversions = section(text, "Conversions against copy")
+    convert = FIXTURES / "run_convert" / "bench_convert.json"
+    copy = median_of(FIXTURES / "run_convert" / "bench_copy.json", "copy/simd/f32/cpu/n=67108864/real_time")
+    ceiling = json.loads(json.loads(convert.read_text())["context"]["flopscope"])["devices"]["cpu"]["ceilings"]
+    copy_ceiling = ceiling["memory_bytes_per_second"]["copy"]
+
+    best = median_of(convert, "convert/avx512bf16/f32->bf16/cpu/n=67108864/real_time")["bytes_per_second"]
+    cells = row(conversions, "cpu", "f32->bf16", "n=67108864")
+    assert cells[3] == "avx512bf16"  # the faster of avx512 and avx512bf16
+    assert cells[4] == f"{best / 1e9:.2f}"  # 3 significant digits
+    assert cells[5] == f"{100 * best / copy_ceiling:.1f}%"
+    assert cells[6] == f"{100 * best / copy['bytes_per_second']:.1f}% (copy/simd, " \
+                       f"{copy['bytes_per_second'] / 1e9:.3g} GB/s)"
+
+    f16 = median_of(convert, "convert/avx512/f32->f16/cpu/n=67108864/real_time")["bytes_per_second"]
+    assert row(conversions, "cpu", "f32->f16", "n=67108864")[6].startswith(f"{100 * f16 / copy['bytes_per_second']:.1f}% ")
+    # No f32 copy of n=4096 ran: only the ceiling applies.
+    assert row(conversions, "cpu", "f32->f8e4m3", "n=4096")[6] == "—"
+    # One row per (conversion, n): the slower avx512 f32->bf16 is not a second row.
+    assert conversions.count("| f32->bf16 |") == 1
+
+
+def test_no_conversion_section_without_conversions(cpu_report):
+    _, text = cpu_report
+    assert "## Conversions against copy" not in text
