@@ -27,9 +27,6 @@
 #include "cuda.hpp"
 #endif
 
-#ifndef FLOPSCOPE_GIT_COMMIT
-#define FLOPSCOPE_GIT_COMMIT "unknown"
-#endif
 #ifndef FLOPSCOPE_BUILD_TYPE
 #define FLOPSCOPE_BUILD_TYPE "unknown"
 #endif
@@ -539,7 +536,7 @@ int Harness::run() {
   json context = {{"schema", 1}, {"binary", spec_.binary}};
   context["build"] = {{"compiler", std::string(__VERSION__)},
                       {"build_type", FLOPSCOPE_BUILD_TYPE},
-                      {"git_commit", FLOPSCOPE_GIT_COMMIT},
+                      {"git_commit", git_commit()},
 #ifdef FLOPSCOPE_HAVE_CUDA
                       {"cuda", std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10)}
 #else
