@@ -5,7 +5,7 @@
 //               numerics.hpp; the baseline (threaded like the others).
 //   f16c        f16 only: AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes; runs on AVX2-era CPUs.
 //   avx512      every narrow dtype: f16 by AVX512F vcvtps2ph / vcvtph2ps (16 lanes); bf16 and
-//               fp8 in software, the integer rounding of numerics.hpp on 16 lanes with masks.
+//               fp8 in software, the rounding of numerics.hpp (fast::encode_f32) on 16 lanes.
 //   avx512bf16  bf16 only: AVX512_BF16 vcvtne2ps2bf16 (32 results per instruction).
 //   avx512fp16  f16 only: AVX512-FP16 vcvtps2phx / vcvtph2psx.
 // Every vector variant: one chunk per OpenMP thread above kParallelMinimum elements; the output
@@ -186,21 +186,15 @@ FLOPSCOPE_AVX512 inline __m512i software_codes(__m512 x, bool saturate) {
   __m512i r = _mm512_srli_epi32(
       _mm512_add_epi32(_mm512_add_epi32(a, splat(F::f32_rebias + F::f32_half_ulp_minus_one)), odd), shift);
   if constexpr (F::bias != 127) {  // bf16 shares f32's exponent range: the above covers subnormals too
+    // Results below the smallest normal, as fast::encode_f32: |x| + 2^(1 - bias - M + 23) rounds
+    // |x| to a multiple of the smallest subnormal (the hardware's round to nearest even) and
+    // leaves that multiple in the low bits. The sum is a normal f32; only an f32 subnormal input
+    // (rare in tensors) can cost a microcode assist, on some x86 cores. Three instructions where
+    // rounding in integers took twelve (variable shifts, remainder, tie test).
     const __mmask16 is_small = _mm512_cmplt_epu32_mask(a, splat(F::f32_min_normal));
-    // Results below the smallest normal: round sig * 2^(e - 150) to a multiple of the smallest
-    // subnormal 2^(1 - bias - M) in integers (an f32 addition would be slow on f32 subnormals).
-    const __m512i e = _mm512_max_epu32(_mm512_srli_epi32(a, 23), splat(1));
-    const __m512i sig = _mm512_mask_or_epi32(_mm512_and_si512(a, splat(0x7fffffu)),
-                                             _mm512_test_epi32_mask(a, splat(0x7f800000u)),
-                                             _mm512_and_si512(a, splat(0x7fffffu)), splat(0x800000u));
-    const __m512i sub_shift = _mm512_min_epu32(_mm512_sub_epi32(splat(151u - F::bias - F::mantissa_bits), e), splat(31));
-    const __m512i quotient = _mm512_srlv_epi32(sig, sub_shift);
-    const __m512i remainder = _mm512_and_si512(sig, _mm512_sub_epi32(_mm512_sllv_epi32(splat(1), sub_shift), splat(1)));
-    const __m512i half = _mm512_sllv_epi32(splat(1), _mm512_sub_epi32(sub_shift, splat(1)));
-    const __mmask16 round_up = _mm512_cmpgt_epu32_mask(remainder, half) |
-                               (_mm512_cmpeq_epu32_mask(remainder, half) & _mm512_test_epi32_mask(quotient, splat(1)));
-    const __m512i small = _mm512_mask_add_epi32(quotient, round_up, quotient, splat(1));
-    r = _mm512_mask_blend_epi32(is_small, r, small);
+    const __m512 magic = _mm512_castsi512_ps(splat(F::f32_subnormal_magic));
+    const __m512i rounded = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), magic));
+    r = _mm512_mask_sub_epi32(r, is_small, rounded, splat(F::f32_subnormal_magic));
   }
   const __mmask16 over = _mm512_cmpgt_epu32_mask(r, splat(F::max_finite));
   r = _mm512_mask_mov_epi32(r, over, splat(saturate ? F::max_finite : F::overflow));
