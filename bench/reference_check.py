@@ -5,7 +5,8 @@ Runs, alternating, `rounds` times each (so drift and other load hit both sides a
   - likwid-bench copy_avx512 and copy_mem_avx512 on two 1 GiB arrays (all cores) vs
     bench_copy f32 n=2^28 (1 GiB per array), every variant;
   - likwid-bench peakflops_sp_avx512_fma (all cores, L1-resident) vs bench_peak fma_avx512 f32;
-  - bench_convert f32->f16 and f32->bf16 at n=2^26 (256 MiB of f32) vs bench_copy at the same n.
+  - bench_convert f32->f16 and f32->bf16 at n=2^26 (256 MiB of f32), every vector variant, vs
+    bench_copy at the same n.
 Prints a markdown table of medians and ratios and writes it to results/baselines/ (or --out).
 Usage: .venv/bin/python bench/reference_check.py [--build-dir build] [--rounds 3]
 """
@@ -22,6 +23,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BYTES_1GIB_PAIR_KB = 2147484  # likwid's kB are 1000 bytes: two arrays of ~1 GiB
+
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo ("AMD EPYC", "Intel(R) Xeon(R) Processor")."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
 
 
 def likwid(test, workgroup, iterations):
@@ -70,9 +79,9 @@ def main():
         add("likwid peakflops_sp_avx512_fma", likwid("peakflops_sp_avx512_fma", f"N:24kB:{cores}", 200000)["flops_per_second"])
         for name, b in flopscope(bench / "bench_peak", "--devices=cpu", "--dtypes=f32", "--variants=fma_avx512").items():
             add(f"flopscope {name}", b["flops_per_second"])
-        for name, b in flopscope(bench / "bench_convert", "--devices=cpu", "--dtypes=f16,bf16", "--sizes=2^26").items():
-            if "/f32->" in name:
-                add(f"flopscope {name}", b["bytes_per_second"])
+        for name, b in flopscope(bench / "bench_convert", "--devices=cpu", "--dtypes=f16,bf16", "--sizes=2^26",
+                                 "--variants=f16c,avx512,avx512bf16,avx512fp16", "--benchmark_filter=f32->").items():
+            add(f"flopscope {name}", b["bytes_per_second"])
         for name, b in flopscope(bench / "bench_copy", "--devices=cpu", "--dtypes=f32", "--sizes=2^26",
                                  "--variants=memcpy_omp,simd").items():
             add(f"flopscope {name}", b["bytes_per_second"])
@@ -81,7 +90,8 @@ def main():
     copy_ref = max(med["likwid copy_avx512 (2 x 1 GiB)"], med["likwid copy_mem_avx512 (2 x 1 GiB)"])
     copy_256 = max(v for k, v in med.items() if k.startswith("flopscope copy/") and "n=67108864" in k)
     fma_ref = med["likwid peakflops_sp_avx512_fma"]
-    lines = [f"# CPU figures against likwid-bench, {datetime.date.today()}", "",
+    model = cpu_model()
+    lines = [f"# CPU figures against likwid-bench, {datetime.date.today()}, {model} ({cores} CPUs)", "",
              f"`{' '.join(sys.argv)}`: medians of {args.rounds} alternating rounds (each flopscope figure is itself "
              "the median of 3 repetitions), all cores.", "",
              "| measurement | median | ratio | against |", "|---|---|---|---|"]
@@ -100,7 +110,8 @@ def main():
     print(text)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    target = out / f"cpu-vs-likwid-{datetime.date.today()}.md"
+    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
+    target = out / f"cpu-vs-likwid-{datetime.date.today()}-{slug}.md"
     tmp = target.with_suffix(".partial")
     tmp.write_text(text)
     os.replace(tmp, target)
