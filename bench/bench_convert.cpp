@@ -2,7 +2,11 @@
 // f32 and a narrow dtype (f16, bf16, f8e4m3, f8e5m2), both directions: "f32->bf16" encodes
 // (round to nearest even, overflow as PyTorch), "bf16->f32" decodes.
 // Bytes per iteration: n * (size(from) + size(to)) (each element read once, written once),
-// reported against the memory ceiling. Default sizes: 4 MiB and 256 MiB of f32 (cache-resident
+// reported against the memory ceiling. Beside them, the baseline convert/copy/f32->f32/<device>/n=:
+// the identity conversion, a copy of the same f32 array by the copy kernel that bench_copy and
+// bench_peak time (CPU "simd", CUDA "vec16"), so that each conversion can be set against a copy
+// measured in the same process (--benchmark_enable_random_interleaving=true interleaves their
+// repetitions, for the fairest ratio on a noisy machine). Default sizes: 4 MiB and 256 MiB of f32 (cache-resident
 // and far past the last-level cache).
 // Inputs: f32 values with random signs, mantissas and exponents in [2^-20, 2^20] (what tensors
 // hold; some overflow the fp8 formats), or random narrow bit patterns (NaNs included).
@@ -17,6 +21,7 @@
 
 #include "flopscope/kernels/convert.hpp"
 #include "flopscope/numerics.hpp"
+#include "copy_cases.hpp"
 #include "harness/harness.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -163,6 +168,7 @@ int main(int argc, char** argv) {
                   .default_dtypes = {kernels::kNarrowDTypes.begin(), kernels::kNarrowDTypes.end()},
                   .shape_flag = "sizes",
                   .shape_help = "element counts"};
+  spec.variants.emplace_back("copy");  // the f32->f32 baseline
   for (const auto& v : kernels::cpu_convert_variants()) spec.variants.emplace_back(v.name);
   spec.variants.emplace_back("intrinsics");  // CUDA; named without CUDA too, so that flags stay valid
   Harness harness(&argc, argv, spec);
@@ -175,6 +181,28 @@ int main(int argc, char** argv) {
     counts = {std::size_t{1} << 20, std::size_t{1} << 26};  // 4 MiB and 256 MiB of f32
 
   for (const Device& device : axes.devices) {
+    if (harness.wants_variant("copy")) {
+      for (std::size_t count : counts) {
+        const CaseName name{.family = "convert",
+                            .variant = "copy",
+                            .dtype = "f32->f32",
+                            .device = device.str(),
+                            .shape = {{"n", static_cast<std::int64_t>(count)}},
+                            .extras = {}};
+        if (device.is_cpu()) {
+          harness.add(name, [count](benchmark::State& state, const DeviceContext& d) {
+            cpu_copy_case(state, d, cpu_copy_variant("simd"), count, sizeof(float));
+          });
+        } else {
+#ifdef FLOPSCOPE_HAVE_CUDA
+          const bool hot = axes.hot;
+          harness.add(name, [count, hot](benchmark::State& state, const DeviceContext& d) {
+            cuda_copy_case(state, d, hot, cuda_copy_variant("vec16"), count, sizeof(float));
+          });
+#endif
+        }
+      }
+    }
     for (DType narrow : axes.dtypes) {
       for (bool encode : {true, false}) {
         const Direction direction{narrow, encode};

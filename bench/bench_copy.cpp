@@ -11,6 +11,7 @@
 
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/sizes.hpp"
+#include "copy_cases.hpp"
 #include "harness/harness.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
 #include "harness/cuda.hpp"
@@ -31,56 +32,6 @@ std::vector<std::size_t> default_array_bytes(std::size_t smallest, std::size_t l
   sizes.push_back(last);
   return sizes;
 }
-
-void cpu_case(benchmark::State& state, const DeviceContext& device, const kernels::CopyVariant& variant,
-              std::size_t count, std::size_t element_size) {
-  const std::size_t bytes = count * element_size;
-  if (skip_if_too_large(state, device, 2 * bytes)) return;
-  HostBuffer src(bytes), dst(bytes);
-  fill_random_bytes(src.data, bytes, 42);
-  std::memset(dst.data, 0xA5, bytes);  // poison
-  variant.run(dst.data, src.data, count, element_size);
-  // A copy's reference result is its input: compare with src (tests compare each variant with
-  // kernels::copy_reference).
-  if (auto mismatch = compare_exact(dst.data, src.data, count, element_size)) {
-    fail(state, std::string(variant.name) + ": " + *mismatch);
-    return;
-  }
-  {
-    NvtxRange timed("timed");
-    for (auto _ : state) {
-      variant.run(dst.data, src.data, count, element_size);
-      benchmark::ClobberMemory();
-    }
-  }
-  set_counters(state, device, {.flops = 0, .bytes = 2.0 * double(bytes), .bound = Bound::memory});
-}
-
-#ifdef FLOPSCOPE_HAVE_CUDA
-void cuda_case(benchmark::State& state, const DeviceContext& device, bool hot,
-               const kernels::cuda::CudaCopyVariant& variant, std::size_t count, std::size_t element_size) {
-  const std::size_t bytes = count * element_size;
-  if (skip_if_too_large(state, device, 2 * bytes + 2 * device.l2_bytes)) return;
-  cuda::DeviceBuffer src(bytes), dst(bytes);
-  if (!src.error.empty() || !dst.error.empty()) {
-    skip(state, "cudaMalloc: " + src.error + dst.error);
-    return;
-  }
-  cuda::fill_random(src.data, bytes, 42);
-  cuda::fill_bytes(dst.data, 0xA5, bytes);
-  variant.run(dst.data, src.data, count, element_size, nullptr);
-  if (auto error = cuda::take_error()) {
-    fail(state, std::string(variant.name) + ": CUDA error: " + *error);
-    return;
-  }
-  if (auto mismatch = cuda::compare_exact(dst.data, src.data, count, element_size)) {
-    fail(state, std::string(variant.name) + ": " + *mismatch);
-    return;
-  }
-  cuda::time_cuda(state, device, hot, [&](void* stream) { variant.run(dst.data, src.data, count, element_size, stream); });
-  set_counters(state, device, {.flops = 0, .bytes = 2.0 * double(bytes), .bound = Bound::memory});
-}
-#endif
 
 }  // namespace
 
@@ -126,7 +77,7 @@ int main(int argc, char** argv) {
           for (const auto& variant : kernels::cpu_copy_variants()) {
             if (!harness.wants_variant(std::string(variant.name))) continue;
             harness.add(name(variant.name), [&variant, count, element_size](benchmark::State& state, const DeviceContext& d) {
-              cpu_case(state, d, variant, count, element_size);
+              cpu_copy_case(state, d, variant, count, element_size);
             });
           }
         } else {
@@ -136,7 +87,7 @@ int main(int argc, char** argv) {
             bool hot = axes.hot;
             harness.add(name(variant.name), [&variant, count, element_size, hot](benchmark::State& state,
                                                                                   const DeviceContext& d) {
-              cuda_case(state, d, hot, variant, count, element_size);
+              cuda_copy_case(state, d, hot, variant, count, element_size);
             });
           }
 #endif

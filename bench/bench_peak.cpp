@@ -17,6 +17,7 @@
 #include "flopscope/kernels/hash.hpp"
 #include "flopscope/kernels/peak.hpp"
 #include "flopscope/sizes.hpp"
+#include "copy_cases.hpp"
 #include "harness/harness.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -86,26 +87,6 @@ void cpu_compute_case(benchmark::State& state, const DeviceContext& device, cons
   (void)threads;
   set_counters(state, device, {.flops = flops, .bytes = 0, .bound = Bound::compute, .compute = std::string(kernel.compute),
                                .ceiling = "compute:" + std::string(kernel.compute)});
-}
-
-void cpu_copy_case(benchmark::State& state, const DeviceContext& device, std::size_t count) {
-  const std::size_t bytes = count * sizeof(double);
-  if (skip_if_too_large(state, device, 2 * bytes)) return;
-  HostBuffer src(bytes), dst(bytes);
-  fill_random_bytes(src.data, bytes, 7);
-  std::memset(dst.data, 0xA5, bytes);
-  const auto& simd = kernels::cpu_copy_variants()[2];
-  simd.run(dst.data, src.data, count, sizeof(double));
-  if (auto mismatch = compare_exact(dst.data, src.data, count, sizeof(double))) {
-    fail(state, "copy: " + *mismatch);
-    return;
-  }
-  for (auto _ : state) {
-    simd.run(dst.data, src.data, count, sizeof(double));
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, device, {.flops = 0, .bytes = 2.0 * double(bytes), .bound = Bound::memory, .compute = "f64",
-                               .ceiling = "memory:copy"});
 }
 
 void cpu_triad_case(benchmark::State& state, const DeviceContext& device, std::size_t count) {
@@ -319,7 +300,10 @@ int main(int argc, char** argv) {
       for (std::size_t count : counts) {
         if (harness.wants_variant("copy"))
           harness.add(name("copy", "f64", {{"n", std::int64_t(count)}}),
-                      [count](benchmark::State& state, const DeviceContext& d) { cpu_copy_case(state, d, count); });
+                      [count](benchmark::State& state, const DeviceContext& d) {
+                        cpu_copy_case(state, d, cpu_copy_variant("simd"), count, sizeof(double),
+                                      {.compute = "f64", .ceiling = "memory:copy"});
+                      });
         if (harness.wants_variant("triad"))
           harness.add(name("triad", "f64", {{"n", std::int64_t(count)}}),
                       [count](benchmark::State& state, const DeviceContext& d) { cpu_triad_case(state, d, count); });

@@ -152,7 +152,8 @@ CONVERSION_NOTE = (
     "A core whose reads alone limit it converts f32->16-bit at 6/8 = 75% of its copy figure "
     "(the same source, half the output); above 75%, copy was also held back by its writes. "
     "`% copy ceiling` is against bench_peak's measured copy; `% copy, same n` against the best "
-    "f32 copy of the same element count in this run.")
+    "f32 copy of the same element count in this run (bench_convert's own f32->f32 baseline, "
+    "measured in the same process, or bench_copy's).")
 
 
 def _conversion_section(run: Run) -> list[str]:
@@ -164,10 +165,11 @@ def _conversion_section(run: Run) -> list[str]:
         n = case.name.shape_dict().get("n")
         if not case.ok or n is None or case.bytes_per_second is None:
             continue
-        if case.name.family == "convert":
-            key, slot = (case.name.device, case.name.dtype, n), best
-        elif case.name.family == "copy" and case.name.dtype == "f32":
+        family, dtype = case.name.family, case.name.dtype
+        if (family, dtype) in (("copy", "f32"), ("convert", "f32->f32")):  # bench_convert's baseline is a copy
             key, slot = (case.name.device, n), copies
+        elif family == "convert":
+            key, slot = (case.name.device, dtype, n), best
         else:
             continue
         if key not in slot or case.bytes_per_second > slot[key].bytes_per_second:
@@ -182,7 +184,7 @@ def _conversion_section(run: Run) -> list[str]:
         rate = case.bytes_per_second
         rows.append([device_id, dtype, f"n={n}", case.name.variant, fmt.giga(rate),
                      fmt.percent(100 * rate / ceiling) if ceiling else fmt.MISSING,
-                     f"{fmt.percent(100 * rate / copy.bytes_per_second)} (copy/{copy.name.variant}, "
+                     f"{fmt.percent(100 * rate / copy.bytes_per_second)} ({copy.name.family}/{copy.name.variant}, "
                      f"{fmt.giga(copy.bytes_per_second)} GB/s)" if copy else fmt.MISSING,
                      cv_cell(case)])
     lines = ["## Conversions against copy", "", CONVERSION_NOTE, ""]

@@ -4,6 +4,7 @@ import re
 import pytest
 
 from conftest import FIXTURES, run_cli
+from flopscope_analysis import fmt
 from flopscope_analysis.load import load_run
 from flopscope_analysis.report import write_report
 
@@ -183,10 +184,9 @@ def test_conversions_are_set_against_copy(fixture_dir):
     best = median_of(convert, "convert/avx512bf16/f32->bf16/cpu/n=67108864/real_time")["bytes_per_second"]
     cells = row(conversions, "cpu", "f32->bf16", "n=67108864")
     assert cells[3] == "avx512bf16"  # the faster of avx512 and avx512bf16
-    assert cells[4] == f"{best / 1e9:.2f}"  # 3 significant digits
+    assert cells[4] == fmt.giga(best)
     assert cells[5] == f"{100 * best / copy_ceiling:.1f}%"
-    assert cells[6] == f"{100 * best / copy['bytes_per_second']:.1f}% (copy/simd, " \
-                       f"{copy['bytes_per_second'] / 1e9:.3g} GB/s)"
+    assert cells[6] == f"{100 * best / copy['bytes_per_second']:.1f}% (copy/simd, {fmt.giga(copy['bytes_per_second'])} GB/s)"
 
     f16 = median_of(convert, "convert/avx512/f32->f16/cpu/n=67108864/real_time")["bytes_per_second"]
     assert row(conversions, "cpu", "f32->f16", "n=67108864")[6].startswith(f"{100 * f16 / copy['bytes_per_second']:.1f}% ")
@@ -199,3 +199,17 @@ def test_conversions_are_set_against_copy(fixture_dir):
 def test_no_conversion_section_without_conversions(cpu_report):
     _, text = cpu_report
     assert "## Conversions against copy" not in text
+
+
+def test_bench_convert_baseline_counts_as_a_copy(fixture_dir):
+    """convert/copy/f32->f32 is a copy: not a conversion row, and the copy that a conversion of
+    the same n is set against when it is the fastest (45 GB/s against bench_copy's 40)."""
+    run_dir = fixture_dir("run_convert")
+    conversions = section(write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8"),
+                          "Conversions against copy")
+    assert "| f32->f32 |" not in conversions
+    convert = FIXTURES / "run_convert" / "bench_convert.json"
+    baseline = median_of(convert, "convert/copy/f32->f32/cpu/n=1048576/real_time")["bytes_per_second"]
+    decode = median_of(convert, "convert/avx512/bf16->f32/cpu/n=1048576/real_time")["bytes_per_second"]
+    assert row(conversions, "cpu", "bf16->f32", "n=1048576")[6] == \
+        f"{100 * decode / baseline:.1f}% (convert/copy, {fmt.giga(baseline)} GB/s)"
