@@ -1,7 +1,7 @@
 // Arithmetic-peak and bandwidth kernels on the CPU (bench_peak).
 //
-// Kernels (each kPeakChains = 16 independent accumulator chains, enough to cover the FMA
-// latency (4 cycles) times the FMA units (2): 8 in flight, 16 for margin, 32 zmm registers):
+// Kernels (kPeakChainsAvx512 = 16 independent accumulator chains in zmm registers,
+// kPeakChainsAvx2 = 12 in ymm registers; peak.hpp says why):
 //   fma_avx512 f64 / f32   vfmadd231pd / ps zmm
 //   fma_avx2   f64 / f32   vfmadd231pd / ps ymm (CPUs without AVX-512)
 //   dpbf16     bf16        vdpbf16ps zmm: per f32 lane acc += a0*b0 + a1*b1 (4 FLOPs)
@@ -27,9 +27,11 @@ bool has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_sup
 bool has_bf16() { return __builtin_cpu_supports("avx512bf16"); }
 bool has_fp16() { return __builtin_cpu_supports("avx512fp16"); }
 
-// The 16 chains are written out so the compiler keeps each in its own register. Chain i starts
-// at start + i: identical chains would be merged into one by common-subexpression elimination.
-#define FLOPSCOPE_16(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+// The chains are written out so the compiler keeps each in its own register. Chain i starts at
+// start + i: identical chains would be merged into one by common-subexpression elimination.
+#define FLOPSCOPE_12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define FLOPSCOPE_16(X) FLOPSCOPE_12(X) X(12) X(13) X(14) X(15)
+static_assert(kPeakChainsAvx512 == 16 && kPeakChainsAvx2 == 12, "the FLOPSCOPE_16/12 macros write the chains out");
 
 __attribute__((target("avx512f"))) double fma512_f64(std::uint64_t trips, double start, double a, double b,
                                                      double* out) {
@@ -45,7 +47,7 @@ __attribute__((target("avx512f"))) double fma512_f64(std::uint64_t trips, double
 #undef DECL
 #undef STEP
 #undef SUM
-  return double(trips) * kPeakChains * 8 * 2;
+  return double(trips) * kPeakChainsAvx512 * 8 * 2;
 }
 
 __attribute__((target("avx512f"))) double fma512_f32(std::uint64_t trips, double start, double a, double b,
@@ -62,7 +64,7 @@ __attribute__((target("avx512f"))) double fma512_f32(std::uint64_t trips, double
 #undef DECL
 #undef STEP
 #undef SUM
-  return double(trips) * kPeakChains * 16 * 2;
+  return double(trips) * kPeakChainsAvx512 * 16 * 2;
 }
 
 __attribute__((target("avx2,fma"))) double fma256_f64(std::uint64_t trips, double start, double a, double b,
@@ -70,16 +72,16 @@ __attribute__((target("avx2,fma"))) double fma256_f64(std::uint64_t trips, doubl
   const __m256d va = _mm256_set1_pd(a), vb = _mm256_set1_pd(b);
 #define DECL(i) __m256d acc##i = _mm256_set1_pd(start + i);
 #define STEP(i) acc##i = _mm256_fmadd_pd(acc##i, va, vb);
-  FLOPSCOPE_16(DECL)
+  FLOPSCOPE_12(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
-    FLOPSCOPE_16(STEP)
+    FLOPSCOPE_12(STEP)
   }
 #define SUM(i) +_mm256_cvtsd_f64(acc##i) * 0.0
-  *out = _mm256_cvtsd_f64(acc0) FLOPSCOPE_16(SUM);
+  *out = _mm256_cvtsd_f64(acc0) FLOPSCOPE_12(SUM);
 #undef DECL
 #undef STEP
 #undef SUM
-  return double(trips) * kPeakChains * 4 * 2;
+  return double(trips) * kPeakChainsAvx2 * 4 * 2;
 }
 
 __attribute__((target("avx2,fma"))) double fma256_f32(std::uint64_t trips, double start, double a, double b,
@@ -87,16 +89,16 @@ __attribute__((target("avx2,fma"))) double fma256_f32(std::uint64_t trips, doubl
   const __m256 va = _mm256_set1_ps(float(a)), vb = _mm256_set1_ps(float(b));
 #define DECL(i) __m256 acc##i = _mm256_set1_ps(float(start + i));
 #define STEP(i) acc##i = _mm256_fmadd_ps(acc##i, va, vb);
-  FLOPSCOPE_16(DECL)
+  FLOPSCOPE_12(DECL)
   for (std::uint64_t t = 0; t < trips; ++t) {
-    FLOPSCOPE_16(STEP)
+    FLOPSCOPE_12(STEP)
   }
 #define SUM(i) +double(_mm256_cvtss_f32(acc##i)) * 0.0
-  *out = double(_mm256_cvtss_f32(acc0)) FLOPSCOPE_16(SUM);
+  *out = double(_mm256_cvtss_f32(acc0)) FLOPSCOPE_12(SUM);
 #undef DECL
 #undef STEP
 #undef SUM
-  return double(trips) * kPeakChains * 8 * 2;
+  return double(trips) * kPeakChainsAvx2 * 8 * 2;
 }
 
 // bf16 pairs: a and b are broadcast as bf16 (their top 16 bits as f32); acc += a*b + a*b.
@@ -115,7 +117,7 @@ __attribute__((target("avx512f,avx512bf16"))) double dpbf16(std::uint64_t trips,
 #undef DECL
 #undef STEP
 #undef SUM
-  return double(trips) * kPeakChains * 16 * 4;
+  return double(trips) * kPeakChainsAvx512 * 16 * 4;
 }
 
 __attribute__((target("avx512f,avx512fp16"))) double fma_fp16(std::uint64_t trips, double start, double a, double b,
@@ -132,10 +134,11 @@ __attribute__((target("avx512f,avx512fp16"))) double fma_fp16(std::uint64_t trip
 #undef DECL
 #undef STEP
 #undef SUM
-  return double(trips) * kPeakChains * 32 * 2;
+  return double(trips) * kPeakChainsAvx512 * 32 * 2;
 }
 
 #undef FLOPSCOPE_16
+#undef FLOPSCOPE_12
 
 // References: the same recurrence one scalar step at a time (an FMA rounds once, so the vector
 // lanes must match bit for bit).
@@ -168,12 +171,12 @@ double reference_f16(std::uint64_t trips, double start, double a, double b) {
 }
 
 constexpr std::array<CpuPeakKernel, 6> kKernels = {{
-    {"fma_avx512", "f64", "vfmadd231pd zmm", has_avx512, fma512_f64, reference_f64},
-    {"fma_avx512", "f32", "vfmadd231ps zmm", has_avx512, fma512_f32, reference_f32},
-    {"fma_avx2", "f64", "vfmadd231pd ymm", has_avx2_fma, fma256_f64, reference_f64},
-    {"fma_avx2", "f32", "vfmadd231ps ymm", has_avx2_fma, fma256_f32, reference_f32},
-    {"dpbf16", "bf16", "vdpbf16ps zmm", has_bf16, dpbf16, reference_bf16},
-    {"fma_fp16", "f16", "vfmadd231ph zmm", has_fp16, fma_fp16, reference_f16},
+    {"fma_avx512", "f64", "vfmadd231pd zmm", kPeakChainsAvx512, has_avx512, fma512_f64, reference_f64},
+    {"fma_avx512", "f32", "vfmadd231ps zmm", kPeakChainsAvx512, has_avx512, fma512_f32, reference_f32},
+    {"fma_avx2", "f64", "vfmadd231pd ymm", kPeakChainsAvx2, has_avx2_fma, fma256_f64, reference_f64},
+    {"fma_avx2", "f32", "vfmadd231ps ymm", kPeakChainsAvx2, has_avx2_fma, fma256_f32, reference_f32},
+    {"dpbf16", "bf16", "vdpbf16ps zmm", kPeakChainsAvx512, has_bf16, dpbf16, reference_bf16},
+    {"fma_fp16", "f16", "vfmadd231ph zmm", kPeakChainsAvx512, has_fp16, fma_fp16, reference_f16},
 }};
 
 __attribute__((target("avx512f"))) void triad_chunk_avx512(double* a, const double* b, const double* c, double s,

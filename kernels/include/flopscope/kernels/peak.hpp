@@ -9,14 +9,19 @@
 
 namespace flopscope::kernels {
 
-// Runs `trips` iterations of kPeakChains independent chains acc = fma(acc, a, b) per lane on
-// the calling thread and writes lane 0 of chain 0 to *out. Returns FLOPs done.
-inline constexpr int kPeakChains = 16;
+// Runs `trips` iterations of `chains` independent chains acc = fma(acc, a, b) per lane on the
+// calling thread and writes lane 0 of chain 0 to *out. Returns FLOPs done. Enough chains to
+// cover FMA latency x units (4 x 2: 8 in flight), and no more than the registers hold: 16 with
+// AVX-512's 32 registers, 12 with AVX2's 16 (a chain spilled to the stack adds a store and a
+// load to its latency and halved the AVX2 kernels' rate on a Zen 4).
+inline constexpr int kPeakChainsAvx512 = 16;
+inline constexpr int kPeakChainsAvx2 = 12;
 
 struct CpuPeakKernel {
   std::string_view name;     // "fma_avx512"
   std::string_view compute;  // "f32", "f64", "bf16", "f16"
   std::string_view instruction;
+  int chains;  // independent accumulators
   bool (*available)();
   // acc starts at `start`; returns FLOPs; *out = final lane-0 value (as double)
   double (*run)(std::uint64_t trips, double start, double a, double b, double* out);
