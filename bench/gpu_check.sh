@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: builds for sm_90, runs the CUDA tests, a short
-# copy and ceilings run on cuda:0, and prints a table. Output goes to stdout and to
+# ceilings, copy and conversion run on cuda:0, and prints a table. Output goes to stdout and to
 # results/gpu_check/<date>-<gpu>.txt (keep it: it is the evidence of a GPU run).
 #   bench/gpu_check.sh            # needs cmake, g++, nvcc, Google Benchmark, GoogleTest, nlohmann-json
 set -euo pipefail
@@ -14,8 +14,8 @@ exec > >(tee "$log") 2>&1
 echo "== flopscope gpu_check on $(hostname): ${gpu}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv || true
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFLOPSCOPE_CUDA=ON -DFLOPSCOPE_CUDA_ARCHITECTURES=90 >/dev/null
-cmake --build "$build" -j "$jobs" --target bench_copy bench_peak test_bench flopscope 2>&1 | grep -E "error|warning" || true
-cmake --build "$build" -j "$jobs" --target bench_copy bench_peak test_bench flopscope >/dev/null
+cmake --build "$build" -j "$jobs" --target bench_copy bench_peak bench_convert test_bench test_convert flopscope 2>&1 | grep -E "error|warning" || true
+cmake --build "$build" -j "$jobs" --target bench_copy bench_peak bench_convert test_bench test_convert flopscope >/dev/null
 echo "== CUDA tests"
 "$build/tests/test_bench" --gtest_filter='Cuda*:*cuda*:*Cuda*' --gtest_brief=1 || true
 for t in "$build"/tests/test_*; do
@@ -29,6 +29,9 @@ echo "== ceilings (cuda:0)"
 echo "== copy sweep (cuda:0)"
 "$build/bench/bench_copy" --devices=cuda:0 --dtypes=f32 --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_out="$out/bench_copy.json" --benchmark_out_format=json >/dev/null
+echo "== conversions beside their f32->f32 copy (cuda:0)"
+"$build/bench/bench_convert" --devices=cuda:0 --sizes=2^26 --benchmark_repetitions=3 --benchmark_min_time=0.05 \
+  --benchmark_enable_random_interleaving=true --benchmark_out="$out/bench_convert.json" --benchmark_out_format=json >/dev/null
 python3 - "$out" <<'PY'
 import json, sys, pathlib
 for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
