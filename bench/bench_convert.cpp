@@ -2,12 +2,13 @@
 // f32 and a narrow dtype (f16, bf16, f8e4m3, f8e5m2), both directions: "f32->bf16" encodes
 // (round to nearest even, overflow as PyTorch), "bf16->f32" decodes.
 // Bytes per iteration: n * (size(from) + size(to)) (each element read once, written once),
-// reported against the memory ceiling. Beside them, the baseline convert/copy/f32->f32/<device>/n=:
-// the identity conversion, a copy of the same f32 array by the copy kernel that bench_copy and
-// bench_peak time (CPU "simd", CUDA "vec16"), so that each conversion can be set against a copy
-// measured in the same process (--benchmark_enable_random_interleaving=true interleaves their
-// repetitions, for the fairest ratio on a noisy machine). Default sizes: 4 MiB and 256 MiB of f32 (cache-resident
+// reported against the memory ceiling. Default sizes: 4 MiB and 256 MiB of f32 (cache-resident
 // and far past the last-level cache).
+// Beside them, the baseline convert/copy/f32->f32/<device>/n=: the identity conversion, a copy
+// of the same f32 array by the kernel that bench_copy and bench_peak time (CPU "simd", CUDA
+// "vec16"), so that each conversion is set against a copy measured in the same process
+// (--benchmark_enable_random_interleaving=true interleaves their repetitions: on a shared
+// machine, the fairest ratio).
 // Inputs: f32 values with random signs, mantissas and exponents in [2^-20, 2^20] (what tensors
 // hold; some overflow the fp8 formats), or random narrow bit patterns (NaNs included).
 // Validation before timing: against kernels::encode_reference / decode_reference (bit for bit)
