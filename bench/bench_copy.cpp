@@ -6,16 +6,12 @@
 // each conversion against a copy of the same f32 array), in x4 steps, so the cache hierarchy
 // shows up.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/sizes.hpp"
 #include "copy_cases.hpp"
 #include "harness/harness.hpp"
-#ifdef FLOPSCOPE_HAVE_CUDA
-#include "harness/cuda.hpp"
-#endif
 
 using namespace flopscope;
 using namespace flopscope::bench;

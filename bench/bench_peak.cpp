@@ -225,7 +225,7 @@ void cuda_memory_case(benchmark::State& state, const DeviceContext& device, bool
   kernels::cuda::fill_small_integers(b.data, "f32", count, 3);
   kernels::cuda::fill_small_integers(c.data, "f32", count, 4);
   cuda::fill_bytes(a.data, 0xFF, bytes);
-  const auto& vec16 = kernels::cuda::copy_variants()[1];
+  const auto& vec16 = cuda_copy_variant("vec16");
   auto run = [&](void* stream) {
     if (triad)
       kernels::cuda::triad_f32(static_cast<float*>(a.data), static_cast<const float*>(b.data),
