@@ -27,57 +27,6 @@ Shape broadcast_shapes(std::span<const Shape> shapes) {
   return out;
 }
 
-// ---- iterator --------------------------------------------------------------------------------
-
-StridedIterator::StridedIterator(Shape shape, std::vector<Strides> strides, std::vector<std::int64_t> offsets)
-    : shape_(std::move(shape)), strides_(std::move(strides)), offsets_(std::move(offsets)), index_(shape_.size(), 0) {
-  if (strides_.size() != offsets_.size())
-    throw ShapeError("StridedIterator: " + std::to_string(strides_.size()) + " stride lists but " +
-                     std::to_string(offsets_.size()) + " offsets");
-  for (const auto& s : strides_)
-    if (s.size() != shape_.size())
-      throw ShapeError("StridedIterator: strides " + shape_str(s) + " do not match the shape " + shape_str(shape_));
-  done_ = shape_numel(shape_) == 0;
-}
-
-namespace {
-
-Shape common_shape(std::span<const Tensor> operands) {
-  if (operands.empty()) throw ShapeError("StridedIterator: no operands");
-  for (const auto& t : operands)
-    if (t.shape() != operands[0].shape())
-      throw ShapeError("StridedIterator: operands of shapes " + shape_str(operands[0].shape()) + " and " +
-                       shape_str(t.shape()) + " (broadcast them first)");
-  return operands[0].shape();
-}
-
-std::vector<Strides> strides_of(std::span<const Tensor> operands) {
-  std::vector<Strides> out;
-  for (const auto& t : operands) out.push_back(t.strides());
-  return out;
-}
-
-std::vector<std::int64_t> offsets_of(std::span<const Tensor> operands) {
-  std::vector<std::int64_t> out;
-  for (const auto& t : operands) out.push_back(t.storage_offset());
-  return out;
-}
-
-}  // namespace
-
-StridedIterator::StridedIterator(std::span<const Tensor> operands)
-    : StridedIterator(common_shape(operands), strides_of(operands), offsets_of(operands)) {}
-
-void StridedIterator::next() {
-  for (std::size_t d = shape_.size(); d-- > 0;) {
-    ++index_[d];
-    for (std::size_t k = 0; k < offsets_.size(); ++k) offsets_[k] += strides_[k][d];
-    if (index_[d] < shape_[d]) return;
-    for (std::size_t k = 0; k < offsets_.size(); ++k) offsets_[k] -= strides_[k][d] * shape_[d];
-    index_[d] = 0;
-  }
-  done_ = true;  // wrapped around every dimension (or a 0-d shape: its one element is done)
-}
 
 // ---- elementwise -----------------------------------------------------------------------------
 
@@ -111,7 +60,7 @@ Tensor binary(const char* name, const Tensor& a, const Tensor& b, Op op) {
   const auto* in_b = static_cast<const std::byte*>(operands[2].storage()->data());
   const auto size_out = static_cast<std::int64_t>(dtype_size(dtype));
   const auto size_a = static_cast<std::int64_t>(a.element_size()), size_b = static_cast<std::int64_t>(b.element_size());
-  for (StridedIterator it(operands); !it.done(); it.next()) {
+  for (StridedIterator it = strided_iterator(operands); !it.done(); it.next()) {
     const double x = load_element(in_a + it.offset(1) * size_a, a.dtype());
     const double y = load_element(in_b + it.offset(2) * size_b, b.dtype());
     store_element(out + it.offset(0) * size_out, dtype, op(x, y));
@@ -126,24 +75,7 @@ Tensor sub(const Tensor& a, const Tensor& b) { return binary("sub", a, b, [](dou
 Tensor mul(const Tensor& a, const Tensor& b) { return binary("mul", a, b, [](double x, double y) { return x * y; }); }
 Tensor div(const Tensor& a, const Tensor& b) { return binary("div", a, b, [](double x, double y) { return x / y; }); }
 
-std::int64_t elementwise_flops(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
-  return shape_numel(broadcast_shapes(a, b));
-}
-
-std::int64_t elementwise_bytes(std::span<const std::int64_t> a, std::span<const std::int64_t> b, DType dtype) {
-  return (shape_numel(a) + shape_numel(b) + shape_numel(broadcast_shapes(a, b))) *
-         static_cast<std::int64_t>(dtype_size(dtype));
-}
-
 // ---- matmul ----------------------------------------------------------------------------------
-
-namespace {
-
-struct MatmulGeometry {
-  Shape batch;         // broadcast batch dimensions
-  std::int64_t m = 1, k = 1, n = 1;
-  Shape output;        // torch.matmul's output shape
-};
 
 MatmulGeometry matmul_geometry(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
   const std::string shapes = "matmul: shapes " + shape_str(a) + " and " + shape_str(b);
@@ -172,14 +104,7 @@ MatmulGeometry matmul_geometry(std::span<const std::int64_t> a, std::span<const 
   return g;
 }
 
-}  // namespace
-
 Shape matmul_shape(std::span<const std::int64_t> a, std::span<const std::int64_t> b) { return matmul_geometry(a, b).output; }
-
-std::int64_t matmul_flops(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
-  const MatmulGeometry g = matmul_geometry(a, b);
-  return 2 * shape_numel(g.batch) * g.m * g.k * g.n;
-}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const MatmulGeometry g = matmul_geometry(a.shape(), b.shape());

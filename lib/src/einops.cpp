@@ -343,7 +343,7 @@ Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, co
   const auto size = static_cast<std::int64_t>(permuted.element_size());
   std::int64_t position = 0;  // row-major position in `permuted`: reduced axes are innermost
   const Tensor operands[] = {permuted};
-  for (StridedIterator it(operands); !it.done(); it.next(), ++position) {
+  for (StridedIterator it = strided_iterator(operands); !it.done(); it.next(), ++position) {
     const double value = load_element(base + it.offset(0) * size, x.dtype());
     const auto out = static_cast<std::size_t>(position / reduced_count);
     double& acc = values[out];

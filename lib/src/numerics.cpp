@@ -101,17 +101,6 @@ double decode_layout(const FloatLayout& layout, std::uint64_t bits) {
   return negative ? -magnitude : magnitude;
 }
 
-constexpr std::array<ComputeMode, 7> kComputeModes = {{
-    {"f64", "f64", 11, 52, "f64", "IEEE binary64 arithmetic"},
-    {"f32", "f32", 8, 23, "f32", "IEEE binary32 arithmetic (CUDA cores, CPU FMA)"},
-    {"tf32", "f32", 8, 10, "f32",
-     "matmul mode of NVIDIA tensor cores (sm_80+): f32 operands rounded to 10 mantissa bits, f32 "
-     "accumulation; not a storage type (PyTorch: allow_tf32 / set_float32_matmul_precision('high'))"},
-    {"f16", "f16", 5, 10, "f32", "f16 operands, f32 accumulation (tensor cores; AVX512-FP16 can also accumulate in f16)"},
-    {"bf16", "bf16", 8, 7, "f32", "bf16 operands, f32 accumulation (tensor cores, AVX512_BF16 vdpbf16ps, AMX)"},
-    {"f8e4m3", "f8e4m3", 4, 3, "f32", "fp8 operands with per-tensor scales, f32 accumulation (sm_89+)"},
-    {"f8e5m2", "f8e5m2", 5, 2, "f32", "fp8 operands (gradients), f32 accumulation (sm_89+)"},
-}};
 
 }  // namespace
 
@@ -167,8 +156,6 @@ DTypeInfo dtype_info(DType dtype) {
   info.decimal_digits = static_cast<int>(std::floor((precision - 1) * std::log10(2.0)));
   return info;
 }
-
-std::span<const ComputeMode> compute_modes() { return kComputeModes; }
 
 std::string_view conversion_flag_name(ConversionFlag flag) {
   switch (flag) {

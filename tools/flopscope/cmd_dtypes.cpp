@@ -66,10 +66,10 @@ void print_properties() {
   std::printf("\n(exp, mant: exponent and stored mantissa bits; epsilon: 1 to the next value; digits: decimal\n"
               " digits that always survive a round trip. f8e4m3 is OCP E4M3FN: no inf, NaN = S.1111.111.)\n\n");
   std::printf("compute modes (what the arithmetic units use; not all are storage types):\n");
-  for (const ComputeMode& mode : compute_modes())
-    std::printf("  %-7.*s operands stored as %-7.*s %d exponent + %2d mantissa bits, accumulate in %.*s: %.*s\n",
+  for (const ComputeModeInfo& mode : compute_modes())
+    std::printf("  %-11.*s operands stored as %-13.*s %d exponent + %2d mantissa bits, accumulate in %.*s: %.*s\n",
                 int(mode.name.size()), mode.name.data(), int(mode.storage.size()), mode.storage.data(),
-                mode.exponent_bits, mode.mantissa_bits, int(mode.accumulate.size()), mode.accumulate.data(),
+                mode.exponent_bits, mode.mantissa_bits, int(dtype_name(mode.accumulate).size()), dtype_name(mode.accumulate).data(),
                 int(mode.description.size()), mode.description.data());
 }
 
@@ -203,10 +203,10 @@ int cmd_dtypes(const Args& args) {
     json out = {{"dtypes", json::array()}, {"compute_modes", json::array()}, {"values", json::array()},
                 {"saturate", saturate}};
     for (DType dtype : kAllDTypes) out["dtypes"].push_back(properties_json(dtype_info(dtype)));
-    for (const ComputeMode& mode : compute_modes())
+    for (const ComputeModeInfo& mode : compute_modes())
       out["compute_modes"].push_back({{"name", mode.name}, {"storage", mode.storage},
                                       {"exponent_bits", mode.exponent_bits}, {"mantissa_bits", mode.mantissa_bits},
-                                      {"accumulate", mode.accumulate}, {"description", mode.description}});
+                                      {"accumulate", dtype_name(mode.accumulate)}, {"description", mode.description}});
     for (const std::string& text : values) {
       const double value = *parse_number(text);
       json results = json::object();

@@ -19,6 +19,7 @@
 #include <span>
 #include <string_view>
 
+#include "flopscope/compute_mode.hpp"  // compute modes (tf32, mixed fp8 pairs): not storage types
 #include "flopscope/dtype.hpp"
 
 namespace flopscope {
@@ -62,18 +63,6 @@ struct DTypeInfo {
 
 DTypeInfo dtype_info(DType dtype);
 
-// A compute mode is the arithmetic a unit does, which is not always a storage type: tf32 is the
-// matmul mode of NVIDIA tensor cores (and the `allow_tf32` / "high" precision of PyTorch) that
-// reads f32 operands, keeps 10 of their mantissa bits and accumulates in f32.
-struct ComputeMode {
-  std::string_view name;         // "tf32"
-  std::string_view storage;      // the dtype operands are stored in: "f32"
-  int exponent_bits, mantissa_bits;
-  std::string_view accumulate;   // "f32"
-  std::string_view description;
-};
-
-std::span<const ComputeMode> compute_modes();
 
 // ---- what a value becomes ----------------------------------------------------------------------
 

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "flopscope/cpu_info.hpp"
+
 namespace flopscope {
 
 struct ComputePeak {
@@ -56,23 +58,6 @@ DevicePeaks gpu_peaks(const GpuSpec& spec);
 
 // ---- CPU -------------------------------------------------------------------------------------
 
-struct CpuInfo {
-  std::string model_name;
-  std::string vendor;  // /proc/cpuinfo vendor_id: "GenuineIntel", "AuthenticAMD"
-  int family = 0;      // /proc/cpuinfo "cpu family" (AMD: 25 = Zen 3/4, 26 = Zen 5)
-  int cores = 1;  // logical CPUs this process may run on
-  bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512_bf16 = false, avx512_fp16 = false, amx_bf16 = false;
-  std::size_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per instance, from sysfs
-  std::string vector_isa() const;  // "avx512", "avx2" or "scalar"
-  int vector_bits() const;         // 512, 256 or 64
-  // The width at which the FMA units execute vector_bits() operations: vector_bits(), except on
-  // AMD family 25 (Zen 4), whose AVX-512 runs on 256-bit units, a 512-bit operation taking two
-  // halves (so a zmm FMA per unit counts 8 f32 lanes, not 16). FLOPSCOPE_CPU_FMA_BITS overrides.
-  int fma_datapath_bits() const;
-};
-
-CpuInfo detect_cpu();
 
 // FMA units per core: 2 on server Xeons with AVX-512 and on AVX2 cores since Haswell. CPUID
 // does not say; FLOPSCOPE_CPU_FMA_UNITS overrides.

@@ -1,11 +1,8 @@
 // Tensors with PyTorch's semantics: a tensor is dtype + shape + strides + storage offset + storage,
 // on a device. Nothing more.
 //
-// Note [strides count elements]: strides and the storage offset are in ELEMENTS, never bytes, as
-// in PyTorch. Element (i0, i1, ...) lives at storage element
-//     storage_offset + i0 * stride[0] + i1 * stride[1] + ...
-// Strides are never negative (slices take a positive step, as in PyTorch); a stride of 0 is a
-// broadcast (expand) dimension.
+// Strides and the storage offset count ELEMENTS, never bytes (Note [strides count elements] in
+// shape.hpp).
 //
 // Views never copy: select/index, slice, view, transpose, permute, squeeze/unsqueeze,
 // flatten/unflatten (when a view exists), expand/broadcast_to and as_strided return a new
@@ -42,37 +39,11 @@
 
 #include "flopscope/device.hpp"
 #include "flopscope/dtype.hpp"
+#include "flopscope/shape.hpp"
+#include "flopscope/strided.hpp"
+#include "flopscope/tensor_ref.hpp"
 
 namespace flopscope {
-
-using Shape = std::vector<std::int64_t>;    // sizes, one per dimension
-using Strides = std::vector<std::int64_t>;  // in elements (Note [strides count elements])
-
-// A shape or stride error: the message names the operation and the shapes.
-struct ShapeError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
-
-// "[2, 3, 4]"; "[]" for a 0-d tensor.
-std::string shape_str(std::span<const std::int64_t> sizes);
-// Product of the sizes (1 for a 0-d shape).
-std::int64_t shape_numel(std::span<const std::int64_t> sizes);
-// Row-major ("C-contiguous") strides of a shape, as PyTorch computes them (a size-0 or size-1
-// dimension counts as 1 for the strides of the dimensions before it).
-Strides contiguous_strides(std::span<const std::int64_t> sizes);
-// PyTorch's is_contiguous: dimensions of size 1 are ignored; a tensor with no elements is contiguous.
-bool is_contiguous(std::span<const std::int64_t> sizes, std::span<const std::int64_t> strides);
-// c10's is_non_overlapping_and_dense: the elements fill a span of exactly numel storage elements,
-// in some order of dimensions (a transpose of a contiguous tensor is; a slice with a step is not).
-bool is_non_overlapping_and_dense(std::span<const std::int64_t> sizes, std::span<const std::int64_t> strides);
-// The strides that view(new_shape) gives a tensor of (old_shape, old_strides), or nullopt where no
-// view exists: PyTorch's computeStride (aten/src/ATen/TensorUtils.cpp).
-std::optional<Strides> compute_view_strides(std::span<const std::int64_t> old_shape,
-                                            std::span<const std::int64_t> old_strides,
-                                            std::span<const std::int64_t> new_shape);
-// Replaces one -1 in `shape` by what makes it hold `numel` elements (PyTorch's infer_size).
-// `operation` names the caller in the error message.
-Shape infer_shape(std::span<const std::int64_t> shape, std::int64_t numel, std::string_view operation);
 
 // One element of `dtype` at a host address, as double (reading) or rounded to nearest even from
 // double (writing; overflow as encode_bits without saturation).
@@ -154,6 +125,8 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   // Address of element (0, 0, ...): storage data + storage_offset elements.
   void* data_ptr() const;
+  // The non-owning view that kernels take (tensor_ref.hpp); valid while this tensor's storage lives.
+  TensorRef ref() const;
 
   bool is_contiguous() const { return flopscope::is_contiguous(shape_, strides_); }
   bool is_non_overlapping_and_dense() const { return flopscope::is_non_overlapping_and_dense(shape_, strides_); }
@@ -238,6 +211,10 @@ Tensor from_values(std::initializer_list<double> values, Shape shape = {}, Tenso
 // the row-major order is a pure function of (seed, i).
 Tensor rand(Shape shape, std::uint64_t seed, TensorOptions options = {});   // uniform in [0, 1)
 Tensor randn(Shape shape, std::uint64_t seed, TensorOptions options = {});  // standard normal
+
+// The strided walk (strided.hpp) over operands that all have one shape (broadcast them first:
+// broadcast_to); ShapeError otherwise.
+StridedIterator strided_iterator(std::span<const Tensor> operands);
 
 // A new tensor with the shape of `like`, its strides where `like` is non-overlapping and dense
 // (PyTorch's preserve_format), row-major strides otherwise.

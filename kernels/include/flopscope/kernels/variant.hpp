@@ -1,0 +1,69 @@
+// The one shape of a kernel table, for every op family and every device (BabelStream's kernel
+// table, llm.c's numbered variants): each variant is a name, a one-line description, the device it
+// runs on, whether it can run a given problem here (and why not), and how to run it. A family
+// declares its problem type (the TensorRefs and options of one call) in its kernels/ header and
+// lists its variants in one table per device file, so that adding a variant is one function and
+// one row. CUDA tables live in the .cu files; builds without CUDA get empty ones, so no name is
+// written twice.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "flopscope/device.hpp"
+
+namespace flopscope::kernels {
+
+// Where device work is queued: a cudaStream_t on a CUDA device (passed as void* so that plain C++
+// can hold it), nullptr on the CPU, whose kernels run synchronously.
+using Stream = void*;
+
+// The timed call of one prepared problem: everything a variant does once per problem (plans,
+// descriptors, workspaces) is done before, and what the call does is what is measured.
+using Runner = std::function<void(Stream)>;
+
+template <class Problem>
+struct Variant {
+  std::string_view name;         // [a-z0-9_]+: in case names and --variants
+  std::string_view description;  // one line: what it changes, and why
+  Device::Kind device;
+  // nullopt where this variant can run `problem` here; else why not, one line ("this CPU lacks
+  // avx512_bf16", "cuBLASLt has no f8e5m2 x f8e5m2 GEMM"): the case is then a skip saying so.
+  std::optional<std::string> (*unavailable)(const Problem& problem);
+  // Prepares `problem` and returns its timed call. Throws std::runtime_error (with the vendor's
+  // message) where preparation fails on a problem that unavailable() accepted.
+  Runner (*prepare)(const Problem& problem);
+};
+
+// For the many variants that need no preparation: Fn(problem, stream) wrapped as a Runner.
+//   {"simd", "...", Device::Kind::cpu, always, direct<Problem, copy_simd>}
+template <class Problem, void (*Fn)(const Problem&, Stream)>
+Runner direct(const Problem& problem) {
+  return [problem](Stream stream) { Fn(problem, stream); };
+}
+
+template <class Problem>
+std::optional<std::string> always(const Problem&) {
+  return std::nullopt;
+}
+
+// The variant called `name` in `table`, or nullptr.
+template <class Problem>
+const Variant<Problem>* find_variant(std::span<const Variant<Problem>> table, std::string_view name) {
+  for (const auto& variant : table)
+    if (variant.name == name) return &variant;
+  return nullptr;
+}
+
+// The same, for code that knows the variant exists: std::logic_error naming it otherwise.
+template <class Problem>
+const Variant<Problem>& variant_named(std::span<const Variant<Problem>> table, std::string_view name) {
+  if (const auto* variant = find_variant(table, name)) return *variant;
+  throw std::logic_error("no variant '" + std::string(name) + "'");
+}
+
+}  // namespace flopscope::kernels
