@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 debian_packages=(cmake g++ make git pkg-config libbenchmark-dev libbenchmark-tools libgtest-dev
-                 nlohmann-json3-dev likwid python3-venv)
+                 nlohmann-json3-dev likwid python3-venv libdnnl-dev libopenblas-dev)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
