@@ -12,7 +12,7 @@
 
 #include "flopscope/kernels/copy.hpp"
 
-namespace flopscope::kernels::cuda {
+namespace flopscope::kernels {
 
 namespace {
 
@@ -39,14 +39,17 @@ int grid_size() {
   return blocks;
 }
 
-void copy_memcpy_async(void* dst, const void* src, std::size_t count, std::size_t element_size, void* stream) {
-  cudaMemcpyAsync(dst, src, count * element_size, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream));
+std::size_t bytes_of(const CopyProblem& p) { return std::size_t(p.src.numel()) * p.src.element_size(); }
+
+void copy_memcpy_async(const CopyProblem& p, Stream stream) {
+  cudaMemcpyAsync(p.dst.element_data(), p.src.element_data(), bytes_of(p), cudaMemcpyDeviceToDevice,
+                  static_cast<cudaStream_t>(stream));
 }
 
-void copy_vec16(void* dst, const void* src, std::size_t count, std::size_t element_size, void* stream) {
-  auto* out = static_cast<unsigned char*>(dst);
-  const auto* in = static_cast<const unsigned char*>(src);
-  const std::size_t bytes = count * element_size;
+void copy_vec16(const CopyProblem& p, Stream stream) {
+  auto* out = p.dst.ptr<unsigned char>();
+  const auto* in = p.src.ptr<unsigned char>();
+  const std::size_t bytes = bytes_of(p);
   if (bytes == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const auto out_address = reinterpret_cast<std::uintptr_t>(out);
@@ -66,13 +69,15 @@ void copy_vec16(void* dst, const void* src, std::size_t count, std::size_t eleme
   if (tail) copy_bytes_kernel<<<1, threads, 0, s>>>(out + head + vectors * 16, in + head + vectors * 16, tail);
 }
 
-constexpr std::array<CudaCopyVariant, 2> kVariants = {{
-    {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", copy_memcpy_async},
-    {"vec16", "grid-stride kernel, 16-byte loads and stores", copy_vec16},
+constexpr std::array<CopyVariant, 2> kVariants = {{
+    {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", Device::Kind::cuda, needs_contiguous,
+     direct<CopyProblem, copy_memcpy_async>},
+    {"vec16", "grid-stride kernel, 16-byte loads and stores", Device::Kind::cuda, needs_contiguous,
+     direct<CopyProblem, copy_vec16>},
 }};
 
 }  // namespace
 
-std::span<const CudaCopyVariant> copy_variants() { return kVariants; }
+std::span<const CopyVariant> cuda_copy_variants() { return kVariants; }
 
-}  // namespace flopscope::kernels::cuda
+}  // namespace flopscope::kernels
