@@ -172,6 +172,8 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
 int run_family(int argc, char** argv, const Family& family) {
   const std::string& binary = family.binary;
   Selection selection = parse_flags(argc, argv, family);
+  const std::string out = flag_value(selection.benchmark_args, "--benchmark_out");
+  if (!out.empty() && !std::ofstream(out, std::ios::app)) usage_error(binary, "cannot write --benchmark_out=" + out);
 
   const char* warmup = std::getenv("FLOPSCOPE_WARMUP_S");
   const double warmup_seconds = warmup ? std::atof(warmup) : 1.0;
@@ -184,7 +186,7 @@ int run_family(int argc, char** argv, const Family& family) {
   try {
     cases = expand(family, selection, devices);
   } catch (const SizeOverflow& error) {
-    usage_error(binary, error.what());
+    usage_error(binary, std::string("a size is too large: ") + error.what());
   }
   std::vector<std::string> names;
   std::map<std::string, CeilingsCollector::Label> ceiling_labels;
@@ -216,9 +218,6 @@ int run_family(int argc, char** argv, const Family& family) {
   if (*selected == 0)
     usage_error(binary, "--benchmark_filter='" + filter + "' matches none of the " + std::to_string(names.size()) +
                             " cases (e.g. " + names.front() + ")");
-  const std::string out = flag_value(kept, "--benchmark_out");
-  if (!out.empty() && !std::ofstream(out, std::ios::app))
-    usage_error(binary, "cannot write --benchmark_out=" + out);
 
   std::vector<char*> args;
   for (auto& arg : kept) args.push_back(arg.data());
