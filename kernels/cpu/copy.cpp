@@ -3,6 +3,9 @@
 // Variants:
 //   memcpy      libc memcpy, one call on one thread: what a user writes; the baseline.
 //   memcpy_omp  libc memcpy on one chunk per OpenMP thread: the baseline, threaded.
+//   rep_movsb   `rep movsb` on one chunk per OpenMP thread: the string instruction that glibc's
+//               memcpy itself uses for large blocks on CPUs with ERMS (fast strings); the
+//               microcode picks its own access width and store protocol.
 //   simd        own kernel: one chunk per OpenMP thread, the widest vectors the CPU has
 //               (AVX-512, else AVX2, chosen at run time), and non-temporal (streaming) stores
 //               when source and destination together exceed the last-level cache, so that the destination
@@ -79,6 +82,16 @@ void memcpy_threaded(unsigned char* out, const unsigned char* in, std::size_t by
 
 void copy_memcpy_omp(const CopyProblem& p, Stream) {
   memcpy_threaded(p.dst.ptr<unsigned char>(), p.src.ptr<unsigned char>(), bytes_of(p));
+}
+
+void copy_rep_movsb(const CopyProblem& p, Stream) {
+  auto* out = p.dst.ptr<unsigned char>();
+  const auto* in = p.src.ptr<unsigned char>();
+  for_each_thread_chunk(bytes_of(p), [&](std::size_t begin, std::size_t n) {
+    unsigned char* d = out + begin;
+    const unsigned char* s = in + begin;
+    asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+  });
 }
 
 // Copies the bytes before `out` reaches `alignment`, returns how many.
@@ -161,11 +174,13 @@ void copy_simd(const CopyProblem& p, Stream) {
   });
 }
 
-constexpr std::array<CopyVariant, 3> kVariants = {{
+constexpr std::array<CopyVariant, 4> kVariants = {{
     {"memcpy", "libc memcpy, one call on one thread (baseline)", Device::Kind::cpu, needs_contiguous,
      direct<CopyProblem, copy_memcpy>},
     {"memcpy_omp", "libc memcpy, one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
      direct<CopyProblem, copy_memcpy_omp>},
+    {"rep_movsb", "rep movsb (ERMS fast strings) on one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
+     direct<CopyProblem, copy_rep_movsb>},
     {"simd", "AVX-512/AVX2 loads and stores per OpenMP thread, streaming stores above the LLC size",
      Device::Kind::cpu, needs_contiguous, direct<CopyProblem, copy_simd>},
 }};
