@@ -82,6 +82,9 @@ TEST(Accounting, TriadAndReduction) {
   EXPECT_EQ(triad_cost(100, DType::f64), (Cost{200, 2400}));
   EXPECT_EQ(reduction_cost(1000, 10, DType::f32), (Cost{990, 4040}));
   EXPECT_EQ(fma_flops(7), 14);
+  // 2 threads x 1000 trips x 16 chains x 16 f32 lanes x 2 FLOPs (an AVX-512 FMA chain kernel)
+  EXPECT_EQ(fma_chain_flops(2, 1000, 16, 16, 2), 1'024'000);
+  EXPECT_THROW(fma_chain_flops(std::int64_t{1} << 40, std::int64_t{1} << 20, 16, 16, 4), SizeOverflow);
 }
 
 // ---- compute modes ----

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "flopscope/checked.hpp"
+#include "flopscope/accounting.hpp"
 #include "flopscope/cpu_info.hpp"
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/kernels/peak.hpp"
@@ -235,10 +235,9 @@ std::span<const FmaChainVariant> cpu_fma_chain_variants() { return kChains; }
 std::span<const TriadVariant> cpu_triad_variants() { return kTriad; }
 
 std::int64_t fma_chain_flops(const FmaChainVariant& variant, const FmaChainProblem& problem) {
-  const char* what = "FMA chain FLOPs";
   const FmaChainInfo& info = variant.info;
-  std::int64_t per_step = std::int64_t{info.chains} * info.lanes * info.flops_per_lane;
-  return checked_mul(checked_mul(problem.out.numel(), static_cast<std::int64_t>(problem.trips), what), per_step, what);
+  return flopscope::fma_chain_flops(problem.out.numel(), static_cast<std::int64_t>(problem.trips), info.chains,
+                                    info.lanes, info.flops_per_lane);
 }
 
 // The same recurrence one scalar step at a time (an FMA rounds once, so the vector lanes must

@@ -78,4 +78,11 @@ Cost matmul_backward_cost(std::int64_t m, std::int64_t n, std::int64_t k, DType 
 
 std::int64_t fma_flops(std::int64_t fmas) { return checked_mul<std::int64_t>(2, fmas, "FMA FLOPs"); }
 
+std::int64_t fma_chain_flops(std::int64_t threads, std::int64_t trips, std::int64_t chains, std::int64_t lanes,
+                             std::int64_t flops_per_lane) {
+  const char* what = "FMA chain FLOPs";
+  const std::int64_t per_step = checked_mul(checked_mul(chains, lanes, what), flops_per_lane, what);
+  return checked_mul(checked_mul(threads, trips, what), per_step, what);
+}
+
 }  // namespace flopscope

@@ -75,5 +75,9 @@ Cost matmul_backward_cost(std::int64_t m, std::int64_t n, std::int64_t k, DType 
 
 // `fmas` fused multiply-adds: 2 FLOPs each.
 std::int64_t fma_flops(std::int64_t fmas);
+// Independent FMA chains (the peak kernels): threads x trips x chains x lanes, each step of a lane
+// `flops_per_lane` FLOPs (2 for an FMA; 4 for vdpbf16ps, two multiply-adds per f32 lane).
+std::int64_t fma_chain_flops(std::int64_t threads, std::int64_t trips, std::int64_t chains, std::int64_t lanes,
+                             std::int64_t flops_per_lane);
 
 }  // namespace flopscope
