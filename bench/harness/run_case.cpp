@@ -133,7 +133,8 @@ void run_on_cuda(benchmark::State& state, const DeviceContext& device, const Cas
       if (buffer.out_of_memory)
         skip(state, "cudaMalloc of " + format_bytes_binary(double(bytes[i])) + " for " + c.operands[i].name + ": " + buffer.error);
       else
-        cuda_failure(state, device, c, {buffer.error, bool(cuda::take_error(ordinal))}, "allocating " + c.operands[i].name);
+        cuda_failure(state, device, c, {buffer.error, cuda::take_error(ordinal).value_or(cuda::Error{}).sticky},
+                     "allocating " + c.operands[i].name);
       return;
     }
     cuda::upload(buffer.data, host.buffers[i]->data, bytes[i]);
