@@ -368,7 +368,7 @@ TEST(Predict, AConstantRateGivesFlopsOverRate) {
     std::vector<MatmulMeasurement> grid;
     for (MatmulLayout layout : {MatmulLayout::NN, MatmulLayout::NT, MatmulLayout::TN})
       for (std::int64_t size : {8, 64, 512}) grid.push_back({"cpu", "bf16", "own", layout, size, size, size, 1e11});
-    const StepPrediction p = predict_step(model, MatmulRates(grid), "cpu", "bf16");
+    const StepPrediction p = predict_step(model.layers, MatmulRates(grid), "cpu", "bf16");
     EXPECT_EQ(p.matmul_flops, model.step().pytorch_flops);  // every PyTorch FLOP is a timed matmul
     EXPECT_NEAR(p.step_seconds(), static_cast<double>(model.step().pytorch_flops) / 1e11, 1e-15);
     EXPECT_NEAR(p.forward_seconds, static_cast<double>(model.forward.pytorch_flops) / 1e11, 1e-15);

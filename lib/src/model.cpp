@@ -340,10 +340,10 @@ LayerAccount embedding_layer(std::string_view name, std::int64_t vocab, std::int
 }
 
 LayerAccount lm_head_layer(std::string_view name, std::int64_t vocab, std::int64_t d_model, bool tied,
-                           std::int64_t rows, DType dtype, WeightLayout layout) {
+                           std::int64_t rows, DType dtype) {
   require_positive("rows", rows);
   LayerBuilder layer(name, "lm_head", dtype);
-  layer.linear("logits", {.in = d_model, .out = vocab, .bias = false, .input_grad = true, .layout = layout}, rows);
+  layer.linear("logits", {.in = d_model, .out = vocab, .bias = false, .input_grad = true}, rows);
   if (tied) {
     layer.parameters(-product(d_model, vocab, "LM head parameters"));  // the embedding's weight
     layer.elementwise(ElementwiseKind::grad_accumulate, vocab, d_model);
@@ -455,8 +455,7 @@ ModelAccount transformer_account(const TransformerConfig& config, std::int64_t b
     model.layers.push_back(ffn_layer(block + "mlp", ffn, rows, dtype));
   }
   model.layers.push_back(norm_layer("ln_f", config.norm, config.d_model, rows, dtype));
-  model.layers.push_back(
-      lm_head_layer("lm_head", config.vocab, config.d_model, config.tied_embeddings, rows, dtype, config.layout));
+  model.layers.push_back(lm_head_layer("lm_head", config.vocab, config.d_model, config.tied_embeddings, rows, dtype));
   for (const auto& layer : model.layers) {
     model.parameters = checked_add(model.parameters, layer.parameters, "parameter count");
     model.forward += layer.forward;

@@ -64,15 +64,15 @@ RateEstimate MatmulRates::estimate(const std::string& device, const std::string&
   return {weighted / weights, false, same_layout.empty(), pool[0]->variant, static_cast<int>(used)};
 }
 
-StepPrediction predict_step(const ModelAccount& model, const MatmulRates& rates, const std::string& device,
+StepPrediction predict_step(std::span<const LayerAccount> layers, const MatmulRates& rates, const std::string& device,
                             const std::string& dtype) {
   StepPrediction prediction{.device = device, .dtype = dtype};
-  for (const auto& layer : model.layers)
+  for (const auto& layer : layers)
     for (const auto& op : layer.ops)
       for (const auto& shape : op.matmuls) {
         prediction.matmul_flops = checked_add<Count128>(prediction.matmul_flops, shape.flops(), "matmul FLOPs");
         auto same = [&](const PredictedMatmul& p) {
-          return p.pass == op.pass && p.shape.layout == shape.layout && p.shape.batch == shape.batch &&
+          return p.pass == op.pass && p.layer_kind == layer.kind && p.shape.layout == shape.layout && p.shape.batch == shape.batch &&
                  p.shape.m == shape.m && p.shape.n == shape.n && p.shape.k == shape.k &&
                  p.shape.role == shape.role && p.shape.name == shape.name;
         };
@@ -81,7 +81,7 @@ StepPrediction predict_step(const ModelAccount& model, const MatmulRates& rates,
           ++found->count;
           continue;
         }
-        PredictedMatmul row{.shape = shape, .pass = op.pass, .count = 1,
+        PredictedMatmul row{.layer_kind = layer.kind, .shape = shape, .pass = op.pass, .count = 1,
                             .rate = rates.estimate(device, dtype, shape.layout, shape.m, shape.n, shape.k)};
         (row.rate.measured ? prediction.measured_shapes : prediction.interpolated_shapes) += 1;
         prediction.matmuls.push_back(std::move(row));

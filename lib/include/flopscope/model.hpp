@@ -117,11 +117,12 @@ LayerAccount norm_layer(std::string_view name, NormKind kind, std::int64_t d_mod
 LayerAccount embedding_layer(std::string_view name, std::int64_t vocab, std::int64_t d_model, PositionKind positions,
                              std::int64_t context, std::int64_t batch, std::int64_t seq, DType dtype);
 
-// The LM head (d -> vocab, no bias) and the cross-entropy loss (log_softmax, nll) over every
-// position. Tied: its weight is the token embedding's (no parameters of its own; the two
-// gradients of the shared weight are summed).
+// The LM head (d -> vocab, no bias, weight stored (vocab, d) as nn.Linear's and as the token
+// embedding it may share) and the cross-entropy loss (log_softmax, nll) over every position.
+// Tied: its weight is the token embedding's (no parameters of its own; the two gradients of the
+// shared weight are summed).
 LayerAccount lm_head_layer(std::string_view name, std::int64_t vocab, std::int64_t d_model, bool tied,
-                           std::int64_t rows, DType dtype, WeightLayout layout = WeightLayout::out_in);
+                           std::int64_t rows, DType dtype);
 
 // ---- transformers ----
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,7 @@ class MatmulRates {
 
 // One distinct matmul of the step, how often the step runs it, and its predicted time.
 struct PredictedMatmul {
+  std::string layer_kind;  // the LayerAccount's kind: "attention", "ffn", ...
   MatmulShape shape;
   Pass pass = Pass::forward;
   std::int64_t count = 0;  // occurrences in the step (layers x ...)
@@ -72,7 +74,8 @@ struct StepPrediction {
   double step_seconds() const { return forward_seconds + backward_seconds; }
 };
 
-StepPrediction predict_step(const ModelAccount& model, const MatmulRates& rates, const std::string& device,
+// The step of these layers (a ModelAccount's, or deep_linear_mlp's).
+StepPrediction predict_step(std::span<const LayerAccount> layers, const MatmulRates& rates, const std::string& device,
                             const std::string& dtype);
 
 }  // namespace flopscope
