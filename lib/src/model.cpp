@@ -154,6 +154,17 @@ class LayerBuilder {
 
 }  // namespace
 
+LayerTotals sum_layers(std::span<const LayerAccount> layers) {
+  LayerTotals totals;
+  for (const auto& layer : layers) {
+    totals.parameters = checked_add(totals.parameters, layer.parameters, "parameter count");
+    totals.forward += layer.forward;
+    totals.backward += layer.backward;
+    totals.activation_bytes = checked_add(totals.activation_bytes, layer.activation_bytes, "activation bytes");
+  }
+  return totals;
+}
+
 // Note [saved tensors]: what eager PyTorch keeps for the backward pass, each tensor once:
 // - linear: its input X (for dW; dX needs only W, a parameter); a bias saves nothing;
 // - GELU, SiLU: their input; mul: both operands; softmax, log_softmax: their output;
@@ -166,6 +177,8 @@ class LayerBuilder {
 //   targets;
 // - adds, residuals and views save nothing. A tensor that two ops save (the input of w1 and w3,
 //   of q, k and v) is counted once.
+// This is what the backward pass needs, no more: an eager implementation can keep more (torch.matmul
+// on transposed per-head views of q and k saves contiguous copies of them).
 
 LayerAccount linear_layer(std::string_view name, const LinearSpec& spec, std::int64_t rows, DType dtype) {
   require_positive("rows", rows);
@@ -456,12 +469,11 @@ ModelAccount transformer_account(const TransformerConfig& config, std::int64_t b
   }
   model.layers.push_back(norm_layer("ln_f", config.norm, config.d_model, rows, dtype));
   model.layers.push_back(lm_head_layer("lm_head", config.vocab, config.d_model, config.tied_embeddings, rows, dtype));
-  for (const auto& layer : model.layers) {
-    model.parameters = checked_add(model.parameters, layer.parameters, "parameter count");
-    model.forward += layer.forward;
-    model.backward += layer.backward;
-    model.activation_bytes = checked_add(model.activation_bytes, layer.activation_bytes, "activation bytes");
-  }
+  const LayerTotals totals = sum_layers(model.layers);
+  model.parameters = totals.parameters;
+  model.forward = totals.forward;
+  model.backward = totals.backward;
+  model.activation_bytes = totals.activation_bytes;
   return model;
 }
 

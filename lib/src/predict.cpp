@@ -72,9 +72,7 @@ StepPrediction predict_step(std::span<const LayerAccount> layers, const MatmulRa
       for (const auto& shape : op.matmuls) {
         prediction.matmul_flops = checked_add<Count128>(prediction.matmul_flops, shape.flops(), "matmul FLOPs");
         auto same = [&](const PredictedMatmul& p) {
-          return p.pass == op.pass && p.layer_kind == layer.kind && p.shape.layout == shape.layout && p.shape.batch == shape.batch &&
-                 p.shape.m == shape.m && p.shape.n == shape.n && p.shape.k == shape.k &&
-                 p.shape.role == shape.role && p.shape.name == shape.name;
+          return p.pass == op.pass && p.layer_kind == layer.kind && p.shape == shape;
         };
         auto found = std::find_if(prediction.matmuls.begin(), prediction.matmuls.end(), same);
         if (found != prediction.matmuls.end()) {

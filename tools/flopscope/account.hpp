@@ -30,10 +30,8 @@ struct Network {
   nlohmann::json head;      // the JSON fields before "layers": "model" or "mlp", "batch", ...
   std::vector<LayerAccount> layers;
   std::int64_t tokens = 0;  // rows of one step: batch x seq, or the MLP's batch
-  std::int64_t parameters = 0;
-  FlopTotals forward, backward;
-  std::int64_t activation_bytes = 0;
-  FlopTotals step() const { return forward + backward; }
+  LayerTotals totals;       // of the layers
+  FlopTotals step() const { return totals.forward + totals.backward; }
 };
 
 // The network's account as `flopscope account --json` writes it (head, "layers", "totals").

@@ -161,7 +161,8 @@ double peak_for(const RunMatmuls& run, const std::string& device, const std::str
 std::string rate_source(const RateEstimate& rate) {
   if (rate.measured) return "measured (" + rate.variant + ")";
   if (rate.neighbours == 1 && rate.other_layout) return "same shape, other layout";
-  return "interpolated (" + std::to_string(rate.neighbours) + " shapes" + (rate.other_layout ? ", other layouts" : "") + ")";
+  return "interpolated (" + std::to_string(rate.neighbours) + " shapes" + (rate.other_layout ? ", other layouts" : "") +
+         ")";
 }
 
 constexpr const char* kMethod =
@@ -173,7 +174,8 @@ json prediction_json(const StepPrediction& p, const Network& network, double pea
                      const std::string& device_name) {
   json rows = json::array();
   for (const auto& row : p.matmuls)
-    rows.push_back({{"layer_kind", row.layer_kind}, {"name", row.shape.name}, {"pass", pass_name(row.pass)}, {"role", matmul_role_name(row.shape.role)},
+    rows.push_back({{"layer_kind", row.layer_kind}, {"name", row.shape.name}, {"pass", pass_name(row.pass)},
+                    {"role", matmul_role_name(row.shape.role)},
                     {"layout", matmul_layout_name(row.shape.layout)}, {"batch", row.shape.batch}, {"m", row.shape.m},
                     {"n", row.shape.n}, {"k", row.shape.k}, {"count", row.count},
                     {"flops_per_second", row.rate.flops_per_second}, {"measured", row.rate.measured},
@@ -206,7 +208,8 @@ void print_prediction(const StepPrediction& p, const Network& network, double pe
                 row.rate.flops_per_second / 1e9, rate_source(row.rate).c_str(), row.seconds * 1e3);
   std::printf("  forward %.3f ms, backward %.3f ms (backward / forward %.2f; FLOPs ratio %.2f), step %.3f ms\n",
               p.forward_seconds * 1e3, p.backward_seconds * 1e3, p.backward_seconds / p.forward_seconds,
-              static_cast<double>(network.backward.pytorch_flops) / static_cast<double>(network.forward.pytorch_flops),
+              static_cast<double>(network.totals.backward.pytorch_flops) /
+                  static_cast<double>(network.totals.forward.pytorch_flops),
               p.step_seconds() * 1e3);
   if (peak > 0)
     std::printf("  MFU %.1f%% (step FLOPs, pytorch convention, %s / predicted step / %s peak %.1f GFLOP/s)\n",

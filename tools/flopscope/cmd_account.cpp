@@ -353,12 +353,12 @@ json network_json(const Network& network) {
   out["conventions"] = {{"pytorch_flops", kPytorchConvention}, {"flops", kFullConvention}};
   out["layers"] = json::array();
   for (const auto& layer : network.layers) out["layers"].push_back(layer_json(layer));
-  out["totals"] = {{"parameters", network.parameters},
-                   {"forward", totals_json(network.forward)},
-                   {"backward", totals_json(network.backward)},
+  out["totals"] = {{"parameters", network.totals.parameters},
+                   {"forward", totals_json(network.totals.forward)},
+                   {"backward", totals_json(network.totals.backward)},
                    {"step", totals_json(network.step())},
-                   {"activation_bytes", network.activation_bytes},
-                   {"six_n_t", json_count(six_n_t(network.parameters, network.tokens))}};
+                   {"activation_bytes", network.totals.activation_bytes},
+                   {"six_n_t", json_count(six_n_t(network.totals.parameters, network.tokens))}};
   return out;
 }
 
@@ -366,13 +366,8 @@ namespace {
 
 // ---- networks ----
 
-Network sum_layers(Network network) {
-  for (const auto& layer : network.layers) {
-    network.parameters = checked_add(network.parameters, layer.parameters, "parameter count");
-    network.forward += layer.forward;
-    network.backward += layer.backward;
-    network.activation_bytes = checked_add(network.activation_bytes, layer.activation_bytes, "activation bytes");
-  }
+Network with_totals(Network network) {
+  network.totals = sum_layers(network.layers);
   return network;
 }
 
@@ -388,7 +383,7 @@ Network transformer_network(const TransformerConfig& c, std::int64_t batch, std:
                 std::string(norm_kind_name(c.norm)).c_str(), std::string(position_kind_name(c.positions)).c_str(),
                 c.tied_embeddings ? "tied" : "untied", std::string(attention_kind_name(c.attention)).c_str(),
                 static_cast<long long>(batch), static_cast<long long>(seq), std::string(dtype_name(dtype)).c_str());
-  return sum_layers({.name = c.name,
+  return with_totals({.name = c.name,
                      .description = line,
                      .head = {{"model", config_json(c)}, {"batch", batch}, {"seq", seq}, {"tokens", model.tokens()},
                               {"dtype", dtype_name(dtype)}},
@@ -404,7 +399,7 @@ Network mlp_network(const std::string& text, std::int64_t batch, DType dtype) {
   if (!dim || !layers || *dim <= 0 || *layers <= 0)
     throw UsageError{"--mlp: expected DIMxLAYERS such as 4096x8 (got '" + text + "')"};
   const std::string name = "mlp-" + std::to_string(*dim) + "x" + std::to_string(*layers);
-  return sum_layers(
+  return with_totals(
       {.name = name,
        .description = name + " (the lecture's deep linear network: " + std::to_string(*layers) + " layers " +
                       std::to_string(*dim) + " x " + std::to_string(*dim) + ", then " + std::to_string(*dim) +
@@ -494,20 +489,21 @@ void print_network(const Network& network) {
                     format_thousands128(l.backward.pytorch_flops), format_thousands128(l.backward.flops),
                     format_thousands(l.activation_bytes)});
   }
-  rows.push_back({"total", "", format_thousands(network.parameters), format_thousands128(network.forward.pytorch_flops),
-                  format_thousands128(network.forward.flops), format_thousands128(network.backward.pytorch_flops),
-                  format_thousands128(network.backward.flops), format_thousands(network.activation_bytes)});
+  const LayerTotals& t = network.totals;
+  rows.push_back({"total", "", format_thousands(t.parameters), format_thousands128(t.forward.pytorch_flops),
+                  format_thousands128(t.forward.flops), format_thousands128(t.backward.pytorch_flops),
+                  format_thousands128(t.backward.flops), format_thousands(t.activation_bytes)});
   print_table(rows);
   std::printf("(figures per layer; x: how many identical layers; total: the whole network)\n\n");
 
   const FlopTotals step = network.step();
-  const Count128 six = six_n_t(network.parameters, network.tokens);
-  std::printf("parameters     %s\n", format_thousands(network.parameters).c_str());
+  const Count128 six = six_n_t(network.totals.parameters, network.tokens);
+  std::printf("parameters     %s\n", format_thousands(network.totals.parameters).c_str());
   std::printf("step FLOPs     pytorch %s\n               full    %s\n", exact_and_short(step.pytorch_flops).c_str(),
               exact_and_short(step.flops).c_str());
   std::printf("6·N·T          %s (pytorch / 6·N·T = %.4f)\n", exact_and_short(six).c_str(),
               static_cast<double>(step.pytorch_flops) / static_cast<double>(six));
-  std::printf("activations    %s saved for the backward pass\n", format_bytes_both(network.activation_bytes).c_str());
+  std::printf("activations    %s saved for the backward pass\n", format_bytes_both(t.activation_bytes).c_str());
   std::printf("conventions:\n  pytorch: %s;\n  full:    %s.\n", kPytorchConvention, kFullConvention);
 }
 

@@ -17,7 +17,7 @@
 //   AttentionKind::math is q·kᵀ, scale, mask, softmax, ·v as separate ops (PyTorch counts two bmm
 //   forward, four backward); AttentionKind::fused is one scaled_dot_product_attention (PyTorch
 //   counts two bmm forward, five backward: flash attention recomputes the scores).
-// - Activation memory is what PyTorch's autograd saves for the backward pass in eager mode, no
+// - Activation memory is what autograd saves for the backward pass of these ops, no
 //   recomputation, no dropout: each tensor once, however many ops save it (Note [saved tensors]
 //   in model.cpp). Per-row norm statistics and attention's logsumexp are f32; token ids int64.
 // - Every count is checked (checked.hpp): an overflow is a SizeOverflow, never a wrap.
@@ -69,6 +69,14 @@ struct LayerAccount {
   std::vector<MatmulShape> matmuls;   // forward, backward-input and backward-weight
   std::vector<OpRecord> ops;          // every op it reported, both passes
 };
+
+// The sums over a network's layers.
+struct LayerTotals {
+  std::int64_t parameters = 0;
+  FlopTotals forward, backward;
+  std::int64_t activation_bytes = 0;
+};
+LayerTotals sum_layers(std::span<const LayerAccount> layers);
 
 // ---- layers ----
 
