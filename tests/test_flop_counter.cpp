@@ -90,10 +90,11 @@ TEST(FlopCounter, LibraryOpsReportIntoAnOpenScope) {
     matmul(x, v);  // mv: PyTorch counts nothing; 2·6·4 multiply-adds in the full count
     add(x, ones({4}));
     einsum(x, w, "b i j, j k -> b i k");
+    reduce(x, "b i j -> b", "mean");  // 24 - 2 additions, 2 divisions
   }
   matmul(x, w);  // no scope open: not counted
   const auto& records = counter.records();
-  ASSERT_EQ(records.size(), 4u);
+  ASSERT_EQ(records.size(), 5u);
   EXPECT_EQ(records[0].op, "matmul");
   EXPECT_EQ(records[0].pytorch_flops, 240);
   EXPECT_EQ(records[0].flops, 240);
@@ -107,8 +108,11 @@ TEST(FlopCounter, LibraryOpsReportIntoAnOpenScope) {
   EXPECT_EQ(records[2].bytes, (24 + 4 + 24) * 4);
   EXPECT_EQ(records[3].op, "einsum");
   EXPECT_EQ(records[3].pytorch_flops, 240);
+  EXPECT_EQ(records[4].op, "reduce");
+  EXPECT_EQ(records[4].flops, 24);
+  EXPECT_EQ(records[4].bytes, (24 + 2) * 4);
   EXPECT_EQ(counter.totals().pytorch_flops, 480);
-  EXPECT_EQ(counter.totals().flops, 240 + 48 + 24 + 240);
+  EXPECT_EQ(counter.totals().flops, 240 + 48 + 24 + 240 + 24);
 }
 
 TEST(FlopCounter, ScopesNestModulesJoinAndPassesTag) {

@@ -274,6 +274,25 @@ TEST(Transformer, StepFlopsAgainstTheClosedForm) {
   }
 }
 
+TEST(Transformer, ACounterOpenAroundTheAccountSeesEveryOp) {
+  const TransformerConfig tiny{.name = "tiny", .vocab = 64, .context = 16, .d_model = 32, .layers = 2, .heads = 4,
+                               .d_ff = 128};
+  FlopCounter counter;
+  ModelAccount model;
+  {
+    CountingScope counting(counter);
+    ModuleScope root("model");
+    model = transformer_account(tiny, 2, 16, DType::f32);
+  }
+  EXPECT_EQ(counter.totals(Pass::forward), model.forward);
+  EXPECT_EQ(counter.totals(Pass::backward), model.backward);
+  EXPECT_EQ(counter.totals("model.h.1.attn", Pass::forward), model.layers[6].forward);
+  EXPECT_EQ(model.layers[6].name, "h.1.attn");
+  std::size_t ops = 0;
+  for (const auto& layer : model.layers) ops += layer.ops.size();
+  EXPECT_EQ(counter.records().size(), ops);
+}
+
 TEST(Transformer, RunFlopsAtGpt3ScaleAreExact) {
   // GPT-3 175B's shape (Brown et al. 2020, table 2.1) over 300B tokens in sequences of 2048.
   const TransformerConfig gpt3{.name = "gpt3", .vocab = 50257, .context = 2048, .d_model = 12288, .layers = 96,

@@ -56,6 +56,12 @@ Cost reduction_cost(std::int64_t in_numel, std::int64_t out_numel, DType dtype) 
           checked_bytes(checked_add(in_numel, out_numel, what), dtype_size(dtype), what)};
 }
 
+Cost mean_cost(std::int64_t in_numel, std::int64_t out_numel, DType dtype) {
+  Cost cost = reduction_cost(in_numel, out_numel, dtype);
+  cost.flops = checked_add(cost.flops, out_numel, "mean FLOPs");
+  return cost;
+}
+
 std::int64_t matmul_flops(std::int64_t m, std::int64_t n, std::int64_t k) {
   const char* what = "matmul FLOPs";
   return checked_mul<std::int64_t>(2, checked_mul(checked_mul(m, n, what), k, what), what);

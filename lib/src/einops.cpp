@@ -339,6 +339,13 @@ Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, co
     parser.fail(0, std::string(reduction == Reduction::max ? "max" : "min") + " of an empty set of elements (shape " +
                        shape_str(x.shape()) + ")");
   const Tensor permuted = decomposed.view.permute(permutation);
+  if (counting()) {  // no matmul: PyTorch's counter counts nothing
+    const std::int64_t results = shape_numel(kept_shape);
+    const Cost cost = reduction == Reduction::mean ? mean_cost(x.numel(), results, x.dtype())
+                                                   : reduction_cost(x.numel(), results, x.dtype());
+    report({.op = "reduce", .module = {}, .pass = current_pass(), .shapes = {x.shape()}, .dtype = x.dtype(),
+            .pytorch_flops = 0, .flops = cost.flops, .bytes = cost.bytes, .matmuls = {}});
+  }
   std::vector<double> values(static_cast<std::size_t>(shape_numel(kept_shape)));
   const auto* base = static_cast<const std::byte*>(permuted.storage()->data());
   const auto size = static_cast<std::int64_t>(permuted.element_size());

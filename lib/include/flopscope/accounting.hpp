@@ -61,6 +61,8 @@ Cost triad_cost(std::int64_t numel, DType dtype);
 
 // A sum of `in_numel` elements into `out_numel` results: in - out additions; bytes in + out.
 Cost reduction_cost(std::int64_t in_numel, std::int64_t out_numel, DType dtype);
+// A mean: the sum, then one division per result.
+Cost mean_cost(std::int64_t in_numel, std::int64_t out_numel, DType dtype);
 
 // ---- matmul ----
 
