@@ -430,6 +430,8 @@ def expect_error(args, needle):
         (["--model", "gpt2-small", "--batch", "-8"], "--batch: expected a positive count (got '-8')"),
         (["--model", "gpt2-small", "--dtype", "f13"], "unknown dtype 'f13'"),
         (["--mlp", "64x"], "--mlp: expected DIMxLAYERS"),
+        (["--model", "gpt2-small", "--batch", "1000000000"],
+         "gpt2-small at batch 1000000000 x seq 1024: matmul FLOPs: 51463168000000000 x 768 overflows 64 bits"),
         (["--config", "/nonexistent/config.json"], "cannot read '/nonexistent/config.json'"),
         (["train", "--params", "-70e9", "--tokens", "1e12"], "--params: negative value '-70e9'"),
         (["train", "--params", "1e30", "--tokens", "1e12"], "--params: '1e30' overflows a 64-bit count"),

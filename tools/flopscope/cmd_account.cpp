@@ -803,8 +803,14 @@ int cmd_account(const Args& args) {
     throw UsageError{"needs --model NAME, --config FILE.json or --mlp DIMxLAYERS (presets: " + preset_list() + ")"};
   if (config && mlp) throw UsageError{"--mlp and --model/--config: one network at a time"};
   if (mlp && seq) throw UsageError{"--seq: the MLP has no sequence (its rows are --batch)"};
-  const Network network = config ? transformer_network(*config, batch.value_or(1), seq.value_or(config->context), dtype)
-                                 : mlp_network(*mlp, batch.value_or(1), dtype);
+  Network network;
+  try {
+    network = config ? transformer_network(*config, batch.value_or(1), seq.value_or(config->context), dtype)
+                     : mlp_network(*mlp, batch.value_or(1), dtype);
+  } catch (const SizeOverflow& error) {  // say which input made a count too large
+    throw UsageError{(config ? config->name : "--mlp " + *mlp) + " at batch " + std::to_string(batch.value_or(1)) +
+                     (config ? " x seq " + std::to_string(seq.value_or(config->context)) : "") + ": " + error.what()};
+  }
   if (predict) return account_predict(*predict, network, json_output);
   if (json_output) std::printf("%s\n", dump_exact(network_json(network)).c_str());
   else print_network(network);
