@@ -240,15 +240,35 @@ __device__ __forceinline__ void store_quad(float* base, std::int64_t stride, std
     if (start + e < end) base[(start + e) * stride] = v[e];
 }
 
+// One thread's quad of an operand's 128 (m or n) x 8 (k) tile, staged into tile[k][mn]. With a
+// unit stride along mn (MnUnit): 4 consecutive mn of one k, stored as they are; otherwise: 4
+// consecutive k of one mn (a float4 where the k stride is 1), stored transposed.
+template <bool MnUnit>
+__device__ __forceinline__ void stage_quad(float (&tile)[kRbK][kRbM], const float* x, std::int64_t s_mn,
+                                           std::int64_t s_k, std::int64_t mn0, std::int64_t k0, std::int64_t mn_size,
+                                           std::int64_t k_size, bool vector, int t) {
+  if constexpr (MnUnit) {
+    const int kk = t / 32, mq = (t % 32) * 4;
+    const std::int64_t gk = k0 + kk;
+    const float4 q = gk < k_size ? load_quad(x + gk * s_k, s_mn, mn0 + mq, mn_size, vector) : float4{};
+    *reinterpret_cast<float4*>(&tile[kk][mq]) = q;
+  } else {
+    const int mn = t / 2, kq = (t % 2) * 4;
+    const std::int64_t g = mn0 + mn;
+    const float4 q = g < mn_size ? load_quad(x + g * s_mn, s_k, k0 + kq, k_size, vector) : float4{};
+    tile[kq + 0][mn] = q.x;
+    tile[kq + 1][mn] = q.y;
+    tile[kq + 2][mn] = q.z;
+    tile[kq + 3][mn] = q.w;
+  }
+}
+
 // Block (bx, by) computes the 128x128 tile of C at (by·128, bx·128); thread t = 16·ty + tx owns rows
 // {ty·4 + i, 64 + ty·4 + i} and columns {tx·4 + j, 64 + tx·4 + j} (i, j < 4), so that a quarter
 // warp's float4 reads of the shared tiles are 128 contiguous bytes (no bank conflict) and its C
-// stores are coalesced. Each thread stages one quad of A and one of B per k step of 8:
-//   A with a unit m stride (AMMajor): 4 consecutive m of one k, stored as they are;
-//   otherwise: 4 consecutive k of one m (a float4 where the k stride is 1), stored transposed;
-//   B with a unit k stride (BKMajor): 4 consecutive k of one n, stored transposed;
-//   otherwise: 4 consecutive n of one k (a float4 where the n stride is 1).
-template <bool AMMajor, bool BKMajor>
+// stores are coalesced. Each thread stages one quad of A and one of B per k step of 8 (stage_quad):
+// AMUnit where A has a unit m stride (column-major), BNUnit where B has a unit n stride (row-major).
+template <bool AMUnit, bool BNUnit>
 __global__ void __launch_bounds__(kRbThreads)
     regblock_kernel(Args<float, float, float> p, bool a_vector, bool b_vector, bool c_vector) {
   __shared__ __align__(16) float a_tile[kRbK][kRbM];  // [k][m]
@@ -257,34 +277,8 @@ __global__ void __launch_bounds__(kRbThreads)
   const std::int64_t row0 = blockIdx.y * std::int64_t(kRbM), col0 = blockIdx.x * std::int64_t(kRbN);
   float acc[8][8] = {};
   for (std::int64_t k0 = 0; k0 < p.k; k0 += kRbK) {
-    if constexpr (AMMajor) {
-      const int kk = t / 32, mq = (t % 32) * 4;
-      const std::int64_t gk = k0 + kk;
-      const float4 q = gk < p.k ? load_quad(p.a + gk * p.as1, p.as0, row0 + mq, p.m, a_vector) : float4{};
-      *reinterpret_cast<float4*>(&a_tile[kk][mq]) = q;
-    } else {
-      const int m = t / 2, kq = (t % 2) * 4;
-      const std::int64_t gi = row0 + m;
-      const float4 q = gi < p.m ? load_quad(p.a + gi * p.as0, p.as1, k0 + kq, p.k, a_vector) : float4{};
-      a_tile[kq + 0][m] = q.x;
-      a_tile[kq + 1][m] = q.y;
-      a_tile[kq + 2][m] = q.z;
-      a_tile[kq + 3][m] = q.w;
-    }
-    if constexpr (BKMajor) {
-      const int n = t / 2, kq = (t % 2) * 4;
-      const std::int64_t gj = col0 + n;
-      const float4 q = gj < p.n ? load_quad(p.b + gj * p.bs1, p.bs0, k0 + kq, p.k, b_vector) : float4{};
-      b_tile[kq + 0][n] = q.x;
-      b_tile[kq + 1][n] = q.y;
-      b_tile[kq + 2][n] = q.z;
-      b_tile[kq + 3][n] = q.w;
-    } else {
-      const int kk = t / 32, nq = (t % 32) * 4;
-      const std::int64_t gk = k0 + kk;
-      const float4 q = gk < p.k ? load_quad(p.b + gk * p.bs0, p.bs1, col0 + nq, p.n, b_vector) : float4{};
-      *reinterpret_cast<float4*>(&b_tile[kk][nq]) = q;
-    }
+    stage_quad<AMUnit>(a_tile, p.a, p.as0, p.as1, row0, k0, p.m, p.k, a_vector, t);
+    stage_quad<BNUnit>(b_tile, p.b, p.bs1, p.bs0, col0, k0, p.n, p.k, b_vector, t);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kRbK; ++kk) {
@@ -315,19 +309,20 @@ __global__ void __launch_bounds__(kRbThreads)
 void run_regblock(const MatmulProblem& p, Stream stream) {
   if (p.m() == 0 || p.n() == 0) return;
   const auto args = args_of<float, float, float>(p);
-  const bool a_m_major = p.a.strides[0] == 1 && p.a.strides[1] != 1 && p.m() > 1;
-  const bool b_k_major = p.b.strides[0] == 1 && p.b.strides[1] != 1 && p.n() > 1;
+  // Staged along m where A is column-major, along n where B is row-major (or has no unit stride).
+  const bool a_m_unit = p.a.strides[0] == 1 && p.a.strides[1] != 1 && p.m() > 1;
+  const bool b_n_unit = !(p.b.strides[0] == 1 && p.b.strides[1] != 1 && p.n() > 1);
   // A float4 covers 4 elements along the unit stride; every row (column) must start 16-byte aligned.
-  const bool a_vector = aligned16(args.a) && (a_m_major ? args.as1 % 4 == 0 : args.as1 == 1 && args.as0 % 4 == 0);
-  const bool b_vector = aligned16(args.b) && (b_k_major ? args.bs1 % 4 == 0 : args.bs1 == 1 && args.bs0 % 4 == 0);
+  const bool a_vector = aligned16(args.a) && (a_m_unit ? args.as1 % 4 == 0 : args.as1 == 1 && args.as0 % 4 == 0);
+  const bool b_vector = aligned16(args.b) && (b_n_unit ? args.bs1 == 1 && args.bs0 % 4 == 0 : args.bs1 % 4 == 0);
   const bool c_vector = aligned16(args.c) && args.cs1 == 1 && args.cs0 % 4 == 0;
   const dim3 grid(blocks(p.n(), kRbN), blocks(p.m(), kRbM));
   auto s = static_cast<cudaStream_t>(stream);
-  if (a_m_major && b_k_major)
+  if (a_m_unit && b_n_unit)
     regblock_kernel<true, true><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
-  else if (a_m_major)
+  else if (a_m_unit)
     regblock_kernel<true, false><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
-  else if (b_k_major)
+  else if (b_n_unit)
     regblock_kernel<false, true><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
   else
     regblock_kernel<false, false><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
