@@ -381,6 +381,13 @@ TEST(CudaMatmul, EveryVariantMatchesTheF64ReferenceInEveryModeLayoutAndShape) {
                 variant.prepare(p)(nullptr);
                 kernels::cuda::synchronize(0);
               } catch (const std::exception& error) {
+                // cuBLASLt may have no algorithm for operands that are not 16-byte aligned (its
+                // prepare() then says so with cuBLAS's status): allowed there, and reported.
+                const bool unaligned = layout.offset != 0;
+                if (variant.name == "cublaslt" && unaligned && says(error.what(), "cublasLtMatmulAlgoGetHeuristic")) {
+                  std::printf("no cuBLASLt algorithm for %s: %s\n", what.c_str(), error.what());
+                  continue;
+                }
                 ADD_FAILURE() << error.what();
                 continue;
               }
