@@ -1,7 +1,8 @@
 // peak/<variant>/<dtype>/<device>/<shape>: the measured ceilings of each device.
 //   Compute: independent FMA chains at the widest vectors (CPU: AVX-512, else AVX2; bf16 dot
 //   products and fp16 FMA where the CPU has them), GPU: FMA chains on every CUDA core, and the
-//   tensor cores through cuBLASLt GEMMs (tf32, f16, bf16, fp8 pairs).
+//   tensor cores through the matmul family's cuBLASLt GEMMs (tf32, f16, bf16, fp8 pairs; fp8 also
+//   with fast accumulation, fast_accum=1).
 //   Memory: copy and STREAM triad on arrays past 4x the last-level cache.
 // Each case's label says which ceiling it measures (ceiling=compute:f32, ceiling=memory:triad).
 // With --write-ceilings=DIR this binary writes DIR/<device key>.json from its own results (the
@@ -16,6 +17,7 @@
 
 #include "copy_cases.hpp"
 #include "flopscope/kernels/hash.hpp"
+#include "flopscope/kernels/matmul.hpp"
 #include "flopscope/kernels/peak.hpp"
 #include "flopscope/tensor.hpp"
 #include "harness/harness.hpp"
@@ -132,7 +134,6 @@ std::optional<Case> build_memory(const Point& p) {
 
 // ---- tensor cores: cuBLASLt GEMMs ----
 
-#ifdef FLOPSCOPE_HAVE_CUDA
 // The compute mode a --dtypes entry asks of the tensor cores: f32 storage runs as TF32, and
 // e5m2 (which cuBLASLt pairs with e4m3 only) as e5m2 x e4m3.
 ComputeMode gemm_mode(DType dtype) {
@@ -141,55 +142,57 @@ ComputeMode gemm_mode(DType dtype) {
   return natural_compute_mode(dtype);
 }
 
-std::optional<Case> build_gemm(const Point& p) {
+// C (m x n, f32) = A (m x k) · B (k x n) through the matmul family's cublaslt variant, in the NT
+// layout (B the transposed view of a row-major n x k array: cuBLAS's TN, which fp8 requires and the
+// others accept). fp8 runs twice: with cuBLASLt's default accumulation, and with
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM (fast_accum=1 in the name: partial sums are not promoted to f32
+// between tensor-core steps); both are ceilings of compute:f8, of which the faster counts.
+std::optional<Case> build_gemm(const Point& p, bool fast_accum) {
   const DeviceContext& device = *p.device;
   if (p.dtype == DType::f64) return std::nullopt;
   const ComputeMode mode = gemm_mode(p.dtype);
   const ComputeModeInfo& info = compute_mode_info(mode);
+  const bool fp8 = info.peak_key == "f8";
+  if (fast_accum && !fp8) return std::nullopt;
+  const auto* cublaslt = kernels::find_variant(kernels::cuda_matmul_variants(), "cublaslt");
+  if (!cublaslt) return std::nullopt;
   const std::int64_t size = p.integer("gemm"), m = size, n = size, k = size;
   const std::string key(info.peak_key);
   Case c;
   c.name = {"peak", "cublaslt", std::string(info.name), device.device.str(), {{"m", m}, {"n", n}, {"k", k}}, {}};
+  if (fast_accum) c.name.extras = {{"fast_accum", "1"}};
   c.cost = matmul_cost(m, n, k, info.a, info.b, DType::f32);
   c.bound = Bound::compute;
   c.compute = key;
   c.ceiling = "compute:" + key;
-  // A stored k x m (column-major, transposed in the op), B k x n, D m x n column-major f32.
   c.operands = {Operand::input("a", info.a, {m, k}, Fill::small_integers),
-                Operand::input("b", info.b, {n, k}, Fill::small_integers), Operand::output_of("d", DType::f32, {n, m})};
-  if (info.a == DType::f8e4m3 || info.a == DType::f8e5m2)
-    if (device.sm_major * 10 + device.sm_minor < 89)
-      c.skip = "fp8 tensor cores need sm_89 or newer; " + device.name + " is sm_" + std::to_string(device.sm_major) +
-               std::to_string(device.sm_minor);
-  c.prepare = [mode_name = std::string(info.name), m, n, k](std::span<const TensorRef> ops) -> kernels::Runner {
-    std::string error;
-    std::shared_ptr<kernels::cuda::GemmPlan> plan(
-        kernels::cuda::gemm_plan_create(mode_name, int(m), int(n), int(k), &error), kernels::cuda::gemm_plan_destroy);
-    if (!plan) throw std::runtime_error("cuBLASLt " + mode_name + ": " + error);
-    const void *a = ops[0].element_data(), *b = ops[1].element_data();
-    float* d = ops[2].ptr<float>();
-    return [plan, a, b, d](kernels::Stream stream) { kernels::cuda::gemm_run(plan.get(), a, b, d, stream); };
+                {"b", info.b, {k, n}, {1, k}, 0, false, Fill::small_integers, {}},
+                Operand::output_of("c", DType::f32, {m, n})};
+  const auto problem = [mode, fast_accum](std::span<const TensorRef> ops) {
+    kernels::MatmulProblem matmul{ops[0], ops[1], ops[2], mode};
+    matmul.fast_accum = fast_accum;
+    return matmul;
   };
+  if (!bind_variant(c, *cublaslt, device.device, problem)) return std::nullopt;
   // Sampled outputs against exact integer dot products (inputs are small integers).
   c.validation.check = [m, n, k](std::span<const TensorRef> host, Counters&) -> std::optional<std::string> {
+    const auto element = [](const TensorRef& t, std::int64_t row, std::int64_t column) {
+      return load_element(t.ptr<unsigned char>() + (row * t.strides[0] + column * t.strides[1]) * std::int64_t(t.element_size()),
+                          t.dtype);
+    };
     for (int sample = 0; sample < 16; ++sample) {
       const std::int64_t i = std::int64_t(sample) * 7919 % m, j = std::int64_t(sample) * 104729 % n;
       double expected = 0;
-      for (std::int64_t kk = 0; kk < k; ++kk)
-        expected += load_element(host[0].ptr<unsigned char>() + (i * k + kk) * std::int64_t(host[0].element_size()),
-                                 host[0].dtype) *
-                    load_element(host[1].ptr<unsigned char>() + (j * k + kk) * std::int64_t(host[1].element_size()),
-                                 host[1].dtype);
-      const float got = host[2].ptr<float>()[j * m + i];
-      if (double(got) != expected)
-        return "D(" + std::to_string(i) + "," + std::to_string(j) + ") = " + std::to_string(got) + ", exact " +
+      for (std::int64_t kk = 0; kk < k; ++kk) expected += element(host[0], i, kk) * element(host[1], kk, j);
+      const double got = element(host[2], i, j);
+      if (got != expected)
+        return "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " + std::to_string(got) + ", exact " +
                std::to_string(expected);
     }
     return std::nullopt;
   };
   return c;
 }
-#endif
 
 }  // namespace
 
@@ -202,14 +205,17 @@ int main(int argc, char** argv) {
        .axes = {"n"},
        .build = build_memory},
   };
-#ifdef FLOPSCOPE_HAVE_CUDA
+  const auto cublaslt_on_cuda = [](Device::Kind kind) {
+    return kind == Device::Kind::cuda ? std::vector<std::string>{"cublaslt"} : std::vector<std::string>{};
+  };
   benches.push_back({.name = "tensor-core GEMMs",
-                     .variants = [](Device::Kind kind) {
-                       return kind == Device::Kind::cuda ? std::vector<std::string>{"cublaslt"} : std::vector<std::string>{};
-                     },
+                     .variants = cublaslt_on_cuda,
                      .axes = {"gemm"},
-                     .build = build_gemm});
-#endif
+                     .build = [](const Point& p) { return build_gemm(p, false); }});
+  benches.push_back({.name = "fp8 GEMMs with fast accumulation",
+                     .variants = cublaslt_on_cuda,
+                     .axes = {"gemm"},
+                     .build = [](const Point& p) { return build_gemm(p, true); }});
   const Family family{
       .binary = "bench_peak",
       .summary = "Measured ceilings: FMA chains, tensor-core GEMMs, copy and STREAM triad past 4x the last-level cache.",

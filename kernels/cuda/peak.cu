@@ -3,13 +3,7 @@
 //   fma_peak_f32 / f64  kCudaPeakChains independent FMA chains per thread, full grid: the
 //                       CUDA-core FMA rate.
 //   triad_f32           STREAM triad a = b + s*c, grid-stride, float4 accesses: bandwidth.
-//   gemm_* (cuBLASLt)   large GEMMs on the tensor cores: tf32 (f32 storage, TF32 math), f16,
-//                       bf16 and fp8 (e4m3/e5m2, sm_89+), f32 accumulate and output, "TN"
-//                       layout (A transposed), which fp8 requires and the others accept.
-#include <cublasLt.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
+// (The tensor-core ceilings are GEMMs of the matmul family's cublaslt variant: cuda/matmul.cu.)
 #include <cuda_runtime.h>
 
 #include <optional>
@@ -57,12 +51,6 @@ __global__ void triad_tail_kernel(float* a, const float* b, const float* c, floa
   std::size_t i = begin + threadIdx.x;
   if (i < count) a[i] = b[i] + s * c[i];
 }
-
-
-std::string status_string(cublasStatus_t status) {
-  return std::string(cublasLtGetStatusName(status)) + " (" + cublasLtGetStatusString(status) + ")";
-}
-
 
 template <typename T>
 void run_chains(const FmaChainProblem& p, Stream stream) {
@@ -128,110 +116,5 @@ const std::array<TriadVariant, 1> kTriad = {{
 std::span<const FmaChainVariant> cuda_fma_chain_variants() { return kChains; }
 std::span<const TriadVariant> cuda_triad_variants() { return kTriad; }
 
-namespace cuda {
-
-struct GemmPlan {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t preference = nullptr;
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  void* workspace = nullptr;
-  std::size_t workspace_bytes = std::size_t{64} << 20;
-};
-
-void gemm_plan_destroy(GemmPlan* plan) {
-  if (!plan) return;
-  if (plan->preference) cublasLtMatmulPreferenceDestroy(plan->preference);
-  if (plan->a) cublasLtMatrixLayoutDestroy(plan->a);
-  if (plan->b) cublasLtMatrixLayoutDestroy(plan->b);
-  if (plan->d) cublasLtMatrixLayoutDestroy(plan->d);
-  if (plan->op) cublasLtMatmulDescDestroy(plan->op);
-  if (plan->handle) cublasLtDestroy(plan->handle);
-  cudaFree(plan->workspace);
-  delete plan;
-}
-
-namespace {
-
-std::optional<cudaDataType_t> cuda_type(DType dtype) {
-  switch (dtype) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f8e4m3: return CUDA_R_8F_E4M3;
-    case DType::f8e5m2: return CUDA_R_8F_E5M2;
-    default: return std::nullopt;
-  }
-}
-
-}  // namespace
-
-GemmPlan* gemm_plan_create(std::string_view mode_name, int m, int n, int k, std::string* error) {
-  const auto mode = parse_compute_mode(mode_name);
-  if (!mode || mode == ComputeMode::f64 || mode == ComputeMode::f32) {
-    *error = "no tensor-core GEMM for " + std::string(mode_name);
-    return nullptr;
-  }
-  if (mode == ComputeMode::f8e5m2) {
-    *error = "cuBLASLt has no e5m2 x e5m2 GEMM (it pairs e5m2 with e4m3: f8e5m2_e4m3, f8e4m3_e5m2)";
-    return nullptr;
-  }
-  const ComputeModeInfo& info = compute_mode_info(*mode);
-  const cudaDataType_t input_a = *cuda_type(info.a), input_b = *cuda_type(info.b);
-  const cublasComputeType_t compute = mode == ComputeMode::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  auto* plan = new GemmPlan;
-  auto check = [&](cublasStatus_t status, const char* what) {
-    if (status == CUBLAS_STATUS_SUCCESS) return true;
-    *error = std::string(what) + ": " + status_string(status);
-    return false;
-  };
-  const cublasOperation_t transpose = CUBLAS_OP_T, no_transpose = CUBLAS_OP_N;
-  bool ok = check(cublasLtCreate(&plan->handle), "cublasLtCreate") &&
-            check(cublasLtMatmulDescCreate(&plan->op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate") &&
-            check(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose),
-                  "TRANSA") &&
-            check(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &no_transpose,
-                                                 sizeof no_transpose),
-                  "TRANSB") &&
-            // A is stored k x m (column-major, transposed in the op), B k x n, D m x n.
-            check(cublasLtMatrixLayoutCreate(&plan->a, input_a, k, m, k), "layout A") &&
-            check(cublasLtMatrixLayoutCreate(&plan->b, input_b, k, n, k), "layout B") &&
-            check(cublasLtMatrixLayoutCreate(&plan->d, CUDA_R_32F, m, n, m), "layout D") &&
-            check(cublasLtMatmulPreferenceCreate(&plan->preference), "preference") &&
-            check(cublasLtMatmulPreferenceSetAttribute(plan->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                       &plan->workspace_bytes, sizeof plan->workspace_bytes),
-                  "workspace preference");
-  if (ok && cudaMalloc(&plan->workspace, plan->workspace_bytes) != cudaSuccess) {
-    cudaGetLastError();
-    *error = "cudaMalloc of the cuBLASLt workspace failed";
-    ok = false;
-  }
-  if (ok) {
-    int found = 0;
-    ok = check(cublasLtMatmulAlgoGetHeuristic(plan->handle, plan->op, plan->a, plan->b, plan->d, plan->d,
-                                              plan->preference, 1, &plan->heuristic, &found),
-               "cublasLtMatmulAlgoGetHeuristic");
-    if (ok && found == 0) {
-      *error = "cuBLASLt has no algorithm for " + std::string(mode_name) + " on this GPU";
-      ok = false;
-    }
-  }
-  if (!ok) {
-    gemm_plan_destroy(plan);
-    return nullptr;
-  }
-  return plan;
-}
-
-std::string gemm_run(GemmPlan* plan, const void* a, const void* b, float* d, void* stream) {
-  const float alpha = 1.0f, beta = 0.0f;
-  cublasStatus_t status =
-      cublasLtMatmul(plan->handle, plan->op, &alpha, a, plan->a, b, plan->b, &beta, d, plan->d, d, plan->d,
-                     &plan->heuristic.algo, plan->workspace, plan->workspace_bytes, static_cast<cudaStream_t>(stream));
-  return status == CUBLAS_STATUS_SUCCESS ? std::string() : "cublasLtMatmul: " + status_string(status);
-}
-
-}  // namespace cuda
 
 }  // namespace flopscope::kernels

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "flopscope/compute_mode.hpp"
@@ -22,6 +23,11 @@ struct MatmulProblem {
   // (CUBLASLT_MATMUL_DESC_FAST_ACCUM: partial sums kept at lower precision between promotions).
   float scale_a = 1, scale_b = 1;
   bool fast_accum = false;
+  // Out, optional: where prepare() of a variant that chooses an algorithm writes its choice for
+  // this problem, as key=value words for the case's label (cuBLASLt: "algo=.. tile=.. stages=..
+  // splitk=.. cluster=.. workspace=.."; tile, stages and cluster are the ids of cublasLt.h's
+  // enums, workspace the bytes the algorithm needs). The caller owns the string.
+  std::string* choice = nullptr;
 
   std::int64_t m() const { return a.sizes[0]; }
   std::int64_t k() const { return a.sizes[1]; }

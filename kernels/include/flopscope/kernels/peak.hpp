@@ -71,19 +71,3 @@ std::span<const TriadVariant> cuda_triad_variants();
 void triad_reference(const TriadProblem& problem);
 
 }  // namespace flopscope::kernels
-
-#ifdef FLOPSCOPE_HAVE_CUDA
-namespace flopscope::kernels::cuda {
-
-// Tensor-core GEMM through cuBLASLt: D (m x n, f32, column-major) = A^T (k x m) B (k x n),
-// inputs of a compute mode ("tf32" = f32 storage with TF32 math, "f16", "bf16", "f8e4m3",
-// "f8e5m2_e4m3", "f8e4m3_e5m2"; cuBLASLt has no e5m2 x e5m2).
-// Returns an empty string on success, else the cuBLAS error. (bench_peak's tensor-core ceilings;
-// to be replaced by the matmul family's cuBLASLt variant.)
-struct GemmPlan;
-GemmPlan* gemm_plan_create(std::string_view dtype, int m, int n, int k, std::string* error);
-std::string gemm_run(GemmPlan* plan, const void* a, const void* b, float* d, void* stream);
-void gemm_plan_destroy(GemmPlan* plan);
-
-}  // namespace flopscope::kernels::cuda
-#endif
