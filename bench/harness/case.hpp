@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,6 +83,9 @@ struct Case {
   // The timed call, prepared for the operands (TensorRefs on the case's device, in order).
   std::function<kernels::Runner(std::span<const TensorRef> operands)> prepare;
   Validation validation;
+  // Words for the label that only preparation knows (a vendor library's chosen algorithm:
+  // "algo=..."): prepare() may write them here; they follow bound=, compute= and ceiling=.
+  std::shared_ptr<std::string> note = std::make_shared<std::string>();
 };
 
 // The operands' views with no storage behind them (data null) on `device`: what a variant's
