@@ -1,20 +1,24 @@
-"""flopscope-analysis: report, ceilings and summary of a run directory (results/runs/<run-id>/).
+"""flopscope-analysis: report, summary and ceilings of a run directory (results/runs/<run-id>/).
 
 Bad input (a file that is not Google Benchmark JSON, no results, a case name outside the
-grammar, ...) prints one line on stderr and exits with code 2.
+grammar, a path that cannot be read or written, ...) prints one line on stderr and exits with
+code 2; Ctrl-C exits with 130. Neither prints a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from . import __version__, fmt
+from . import __version__, fmt, tables
 from .errors import AnalysisError
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
 PROG = "flopscope-analysis"
 
 
@@ -29,10 +33,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ceilings(args: argparse.Namespace) -> int:
-    from .ceilings import write_ceilings
+    from .ceilings import run_ceilings
 
-    for path in write_ceilings(args.run_dir, args.out):
-        print(path)
+    print(json.dumps(run_ceilings(args.run_dir), indent=2))
     return 0
 
 
@@ -44,13 +47,10 @@ def summary_lines(run) -> list[str]:
         rows.append([str(c.name), fmt.duration(c.real_time_s), fmt.giga(c.flops_per_second),
                      fmt.giga(c.bytes_per_second), fmt.percent(c.pct_peak),
                      fmt.percent(c.pct_ceiling), cv])
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(r):
-        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip()
-
-    lines = [f"flopscope run {run.id}", line(header), line(["-" * w for w in widths])]
-    lines += [line(r) for r in rows]
+    lines = [f"flopscope run {run.id}"]
+    if run.incomplete:
+        lines.append(f"INCOMPLETE run: {run.status.describe()}")
+    lines += tables.text(header, rows)
     failed = [c for c in run.cases if c.status == "failed"]
     skipped = [c for c in run.cases if c.status == "skipped"]
     noisy = [c for c in run.cases if c.ok and c.noisy]
@@ -63,16 +63,16 @@ def summary_lines(run) -> list[str]:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from .load import load_run
+    from .load import load_source
 
-    print("\n".join(summary_lines(load_run(args.run_dir))))
+    print("\n".join(summary_lines(load_source(args.source))))
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=(
         "Reads the Google Benchmark JSON files of a flopscope run directory and writes its "
-        "report, plots and measured ceilings. Input format: analysis/FORMAT.md."))
+        "report and plots. Input format: analysis/FORMAT.md."))
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -80,28 +80,51 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("run_dir", metavar="RUN_DIR", type=Path)
     r.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("ceilings", help="write <DIR>/<device key>.json from RUN_DIR/bench_peak.json")
-    c.add_argument("run_dir", metavar="RUN_DIR", type=Path)
-    c.add_argument("--out", metavar="DIR", type=Path, default=Path("results") / "ceilings",
-                   help="where to write the ceilings files (default: results/ceilings)")
-    c.set_defaults(func=cmd_ceilings)
-
-    s = sub.add_parser("summary", help="print a plain-text table of the run (for CI logs)")
-    s.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    s = sub.add_parser("summary", help="print a plain-text table of a run (for CI logs)")
+    s.add_argument("source", metavar="RUN", type=Path,
+                   help="a run directory, one of its JSON files, or a baseline/history bundle")
     s.set_defaults(func=cmd_summary)
+
+    c = sub.add_parser("ceilings", help=(
+        "print, as JSON, the ceilings documents that RUN_DIR/bench_peak.json yields (what "
+        "bench_peak writes with --write-ceilings); writes nothing"))
+    c.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    c.set_defaults(func=cmd_ceilings)
     return p
+
+
+def one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def error_message(error: BaseException) -> str:
+    """What the command-line tool prints for an exception it stops on, in one line."""
+    if isinstance(error, AnalysisError):
+        return one_line(error)
+    if isinstance(error, OSError):
+        where = error.filename if error.filename is not None else ""
+        what = error.strerror or str(error)
+        return one_line(f"{where}: {what}" if where else what)
+    if isinstance(error, RecursionError):
+        return "input nested too deeply to be read"
+    return one_line(f"internal error: {type(error).__name__}: {error} "
+                    "(FLOPSCOPE_DEBUG=1 shows the traceback)")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except AnalysisError as e:
-        message = " ".join(str(e).split())  # one line, whatever the message held
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001: every failure is one line, never a traceback
+        if os.environ.get("FLOPSCOPE_DEBUG") and not isinstance(error, AnalysisError):
+            raise
+        print(f"{PROG}: error: {error_message(error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
