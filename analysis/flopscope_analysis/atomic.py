@@ -17,7 +17,10 @@ def write_atomic(path: Path | str, write: Callable[[IO[bytes]], None]) -> Path:
     path = Path(path)
     if path.exists() and not path.is_file():
         raise AnalysisError(f"{path}: exists and is not a regular file")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise AnalysisError(f"{path.parent}: cannot be a directory (a file is in the way)") from None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:

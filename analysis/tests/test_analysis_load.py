@@ -79,13 +79,19 @@ def test_skip_and_failure_are_told_apart():
     assert len([c for c in cases.values() if c.status == "skipped"]) == 2
 
 
-def test_one_failed_repetition_fails_the_case(tmp_path):
+def with_error(tmp_path, repetition, message):
+    """bench_copy.json with one repetition of copy/simd/f32/cpu/n=65536 an error."""
     data = json.loads(COPY.read_text())
     for e in data["benchmarks"]:
-        if e["run_name"] == "copy/simd/f32/cpu/n=65536/real_time" and e.get("repetition_index") == 1:
-            e["error_occurred"], e["error_message"] = True, "failed: mismatch at [3]"
+        if e["run_name"] == "copy/simd/f32/cpu/n=65536/real_time" and e.get("repetition_index") == repetition:
+            e["error_occurred"], e["error_message"] = True, message
     path = tmp_path / "bench_copy.json"
     path.write_text(json.dumps(data))
+    return path
+
+
+def test_one_failed_repetition_fails_the_case(tmp_path):
+    path = with_error(tmp_path, 1, "failed: mismatch at [3]")
     case = by_name(load_file(path).cases)["copy/simd/f32/cpu/n=65536"]
     assert case.status == "failed" and case.reason == "mismatch at [3]"
 
@@ -197,12 +203,7 @@ def test_no_samples_for_skipped_failed_or_aggregates_only(tmp_path):
 
 
 def test_a_skipped_repetition_is_no_sample(tmp_path):
-    data = json.loads(COPY.read_text())
-    for e in data["benchmarks"]:
-        if e["run_name"] == "copy/simd/f32/cpu/n=65536/real_time" and e.get("repetition_index") == 0:
-            e["error_occurred"], e["error_message"] = True, "skipped: out of memory"
-    path = tmp_path / "bench_copy.json"
-    path.write_text(json.dumps(data))
+    path = with_error(tmp_path, 0, "skipped: out of memory")
     case = by_name(load_file(path).cases)["copy/simd/f32/cpu/n=65536"]
     raw = iterations(path, "copy/simd/f32/cpu/n=65536/real_time")[1:]
     assert case.ok and [s.real_time_s for s in case.samples] == [e["real_time"] * 1e-9 for e in raw]
