@@ -167,3 +167,11 @@ def test_ceilings_flags():
         sys.path.remove(str(RUN_SUITE.parent))
     assert run_suite.ceilings_flags(Path("/c"), quick=False) == ["--write-ceilings=/c"]
     assert run_suite.ceilings_flags(Path("/c"), quick=True) == ["--write-ceilings=/c", "--keep-ceilings"]
+
+
+def test_ci_run_rejects_an_unknown_argument_before_doing_anything():
+    done = subprocess.run([str(ANALYSIS.parent / ".ci" / "run"), "--fast"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr == ".ci/run: unknown argument '--fast' (accepted: --strict-timing)\n"
+    assert done.stdout == ""
