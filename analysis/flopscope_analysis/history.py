@@ -48,9 +48,11 @@ def trend_series(runs: list[Run], family: str) -> dict[str, list[tuple[int, floa
 def trend_plot(runs: list[Run], family: str, machine_key: str, path: Path) -> Path:
     """One family's cases: rate against the runs, in order; a hollow point is a noisy case."""
     fig, ax = plots.plt.subplots(figsize=(11, 6))
+    colors = plots.plt.get_cmap("tab20").colors  # a family easily has more than 10 cases
     for i, (label, points) in enumerate(trend_series(runs, family).items()):
-        color = plots.PALETTE[i % len(plots.PALETTE)]
-        ax.plot([p[0] for p in points], [p[1] for p in points], color=color, lw=1.2, label=label)
+        color, style = colors[i % len(colors)], ("-", "--", ":")[i // len(colors) % 3]
+        ax.plot([p[0] for p in points], [p[1] for p in points], color=color, ls=style, lw=1.2,
+                label=label)
         for noisy in (False, True):
             chosen = [p for p in points if p[2] == noisy]
             if chosen:
