@@ -55,6 +55,16 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
   std::filesystem::rename(partial, path);
 }
 
+// The file the run's JSON ends up in: scripts/run_suite.py has each binary write
+// ".<name>.partial" and renames it to <name> when the binary finishes.
+std::string final_name(const std::string& out) {
+  std::filesystem::path path(out);
+  const std::string name = path.filename().string();
+  if (name.size() > 9 && name.front() == '.' && name.ends_with(".partial"))
+    return (path.parent_path() / name.substr(1, name.size() - 9)).string();
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> CeilingsCollector::write(const std::string& dir, bool keep_existing,
@@ -86,7 +96,7 @@ std::vector<std::string> CeilingsCollector::write(const std::string& dir, bool k
     for (const auto& [kind, value] : found->second["memory"]) memory[kind] = value;
     for (const auto& [mode, value] : found->second["compute"]) compute[mode] = value;
     const json document = {{"schema", 1},           {"device_key", ctx.key}, {"device_name", ctx.name},
-                           {"measured_at", utc_now()}, {"source", source},     {"memory_bytes_per_second", memory},
+                           {"measured_at", utc_now()}, {"source", final_name(source)},     {"memory_bytes_per_second", memory},
                            {"compute", compute}};
     write_atomically(path, document.dump(2) + "\n");
     lines.push_back("ceilings written to " + path.string());
