@@ -17,8 +17,9 @@
 #   bench/gpu_check.sh OUT_DIR      # from the repository root, with build-gpu-bundle/bundle present
 #
 # Environment: FLOPSCOPE_BUNDLE (default build-gpu-bundle/bundle), FLOPSCOPE_GPU_CHECK_BUDGET_S
-# (default 330: the bench binaries are cut short so that the whole script ends within about
-# 6 minutes), PYTHON (default python3).
+# (default 330: every step's time limit is cut to what is left of it, 40 s kept for the report,
+# so that the whole script ends within about 6 minutes; a step left without time is named and
+# counts as a failure), PYTHON (default python3).
 #
 # What comes back, in OUT_DIR (at most 8 files, for the device tool): gpu_check.log (every
 # step's full output, nvidia-smi, the summary table), report.md, and results.tar.gz (each bench
@@ -70,6 +71,12 @@ say() { printf '%s\n' "$*" | tee -a "$log"; }
 log_only() { printf '%s\n' "$*" >>"$log"; }
 record_failure() { failures+=("$1"); }
 elapsed() { printf '%d s' "$SECONDS"; }
+# The time limit of the next step: its own, or what is left of the budget (then 0 when under 5 s:
+# the step is not run, and says so).
+limit_for() {  # $1: the step's own limit in seconds
+  local left=$((budget - report_reserve_s - SECONDS))
+  if ((left < 5)); then echo 0; elif (($1 < left)); then echo "$1"; else echo "$left"; fi
+}
 
 # ---- 0. the bundle -------------------------------------------------------------------------
 say "gpu_check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), output in $out"
@@ -156,17 +163,23 @@ gtest_line() {  # $1: output file
 for binary in "$bundle"/bin/test_*; do
   [[ -x $binary ]] || continue
   name=$(basename "$binary")
+  limit=$(limit_for "$test_limit_s")
+  if ((limit == 0)); then
+    say "$(printf 'test   %-24s NOT RUN the time budget (%s s) is spent' "$name" "$budget")"
+    record_failure "$name (not run: time budget)"
+    continue
+  fi
   log_only "==== $name"
   start=$SECONDS
   set +e
-  timeout --kill-after=10 "$test_limit_s" "$binary" --gtest_color=no 2>&1 | tee -a "$log" >"$scratch/$name.out"
+  timeout --kill-after=10 "$limit" "$binary" --gtest_color=no 2>&1 | tee -a "$log" >"$scratch/$name.out"
   rc=${PIPESTATUS[0]}
   set -e
   line="$(gtest_line "$scratch/$name.out"), $((SECONDS - start)) s"
   if ((rc == 0)); then
     say "$(printf 'test   %-24s ok      %s' "$name" "$line")"
   else
-    if ((rc == 124 || rc == 137)); then line="timed out after ${test_limit_s} s; $line"; fi
+    if ((rc == 124 || rc == 137)); then line="timed out after $limit s; $line"; fi
     say "$(printf 'test   %-24s FAILED  exit %s: %s' "$name" "$rc" "$line")"
     record_failure "$name (exit $rc)"
   fi
@@ -184,10 +197,16 @@ else
   for binary in "$bundle"/bin/test_*; do
     name=$(basename "$binary")
     "$binary" --gtest_list_tests --gtest_filter="$memcheck_filter" 2>/dev/null | grep -q '^  ' || continue
+    limit=$(limit_for "$memcheck_limit_s")
+    if ((limit == 0)); then
+      say "$(printf 'memchk %-24s NOT RUN the time budget (%s s) is spent' "$name" "$budget")"
+      record_failure "memcheck $name (not run: time budget)"
+      continue
+    fi
     log_only "==== memcheck $name --gtest_filter=$memcheck_filter"
     start=$SECONDS
     set +e
-    timeout --kill-after=10 "$memcheck_limit_s" "$sanitizer" --tool memcheck --error-exitcode 86 --print-limit 20 \
+    timeout --kill-after=10 "$limit" "$sanitizer" --tool memcheck --error-exitcode 86 --print-limit 20 \
       "$binary" --gtest_filter="$memcheck_filter" --gtest_color=no 2>&1 | tee -a "$log" >"$scratch/memcheck-$name.out"
     rc=${PIPESTATUS[0]}
     set -e
@@ -197,7 +216,7 @@ else
       say "$(printf 'memchk %-24s ok      %s' "$name" "$line")"
     else
       if ((rc == 86)); then line="memory errors; $line"; fi
-      if ((rc == 124 || rc == 137)); then line="timed out after ${memcheck_limit_s} s; $line"; fi
+      if ((rc == 124 || rc == 137)); then line="timed out after $limit s; $line"; fi
       say "$(printf 'memchk %-24s FAILED  exit %s: %s' "$name" "$rc" "$line")"
       record_failure "memcheck $name (exit $rc)"
     fi
@@ -251,14 +270,12 @@ done
 for name in "${ordered[@]}"; do
   binary=$bundle/bin/$name
   json=$out/$name.json
-  limit=${bench_limit_s[$name]:-$default_limit_s}
-  left=$((budget - report_reserve_s - SECONDS))
-  if ((left < 5)); then
+  limit=$(limit_for "${bench_limit_s[$name]:-$default_limit_s}")
+  if ((limit == 0)); then
     say "$(printf 'bench  %-24s NOT RUN the time budget (%s s) is spent' "$name" "$budget")"
     record_failure "$name (not run: time budget)"
     continue
   fi
-  if ((limit > left)); then limit=$left; fi
   read -r -a flags <<<"${bench_flags[$name]:-$default_flags}"
   if [[ $name == bench_peak ]]; then flags+=("--write-ceilings=$FLOPSCOPE_CEILINGS_DIR"); fi
   log_only "==== $name --devices=cuda:0 ${flags[*]} (limit $limit s)"
