@@ -160,29 +160,38 @@ gtest_line() {  # $1: output file
   reason=$(sed -n '/: Skipped$/{n;p;q}' "$1" | cut -c 1-100)
   printf '%s passed, %s skipped%s, %s failed' "${passed:-0}" "${skipped:-0}" "${reason:+ ($reason)}" "${failed:-0}"
 }
-for binary in "$bundle"/bin/test_*; do
-  [[ -x $binary ]] || continue
-  name=$(basename "$binary")
-  limit=$(limit_for "$test_limit_s")
+# One step per test binary (alone or under compute-sanitizer): within the budget, under timeout,
+# the whole output in the log, one line on the console.
+gtest_step() {  # $1: kind (test, memchk), $2: binary name, $3: its own limit in seconds; then the command
+  local kind=$1 name=$2 limit rc start line memory output=$scratch/$1-$2.out
+  limit=$(limit_for "$3")
+  shift 3
   if ((limit == 0)); then
-    say "$(printf 'test   %-24s NOT RUN the time budget (%s s) is spent' "$name" "$budget")"
-    record_failure "$name (not run: time budget)"
-    continue
+    say "$(printf '%-6s %-24s NOT RUN the time budget (%s s) is spent' "$kind" "$name" "$budget")"
+    record_failure "$kind $name (not run: time budget)"
+    return 0
   fi
-  log_only "==== $name"
+  log_only "==== $kind $name: $*"
   start=$SECONDS
   set +e
-  timeout --kill-after=10 "$limit" "$binary" --gtest_color=no 2>&1 | tee -a "$log" >"$scratch/$name.out"
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$log" >"$output"
   rc=${PIPESTATUS[0]}
   set -e
-  line="$(gtest_line "$scratch/$name.out"), $((SECONDS - start)) s"
+  memory=$(sed -n '/ERROR SUMMARY/{s/^=* *//;p;q}' "$output")  # compute-sanitizer's verdict
+  line="$(gtest_line "$output")${memory:+; $memory}, $((SECONDS - start)) s"
   if ((rc == 0)); then
-    say "$(printf 'test   %-24s ok      %s' "$name" "$line")"
-  else
-    if ((rc == 124 || rc == 137)); then line="timed out after $limit s; $line"; fi
-    say "$(printf 'test   %-24s FAILED  exit %s: %s' "$name" "$rc" "$line")"
-    record_failure "$name (exit $rc)"
+    say "$(printf '%-6s %-24s ok      %s' "$kind" "$name" "$line")"
+    return 0
   fi
+  if ((rc == 86)); then line="memory errors; $line"; fi
+  if ((rc == 124 || rc == 137)); then line="timed out after $limit s; $line"; fi
+  say "$(printf '%-6s %-24s FAILED  exit %s: %s' "$kind" "$name" "$rc" "$line")"
+  record_failure "$kind $name (exit $rc)"
+}
+
+for binary in "$bundle"/bin/test_*; do
+  [[ -x $binary ]] || continue
+  gtest_step test "$(basename "$binary")" "$test_limit_s" "$binary" --gtest_color=no
 done
 
 # ---- 3. memcheck --------------------------------------------------------------------------------
@@ -195,31 +204,12 @@ elif ((!gpu_present)); then
   say "memcheck: skipped: no GPU: $gpu_reason"
 else
   for binary in "$bundle"/bin/test_*; do
-    name=$(basename "$binary")
-    "$binary" --gtest_list_tests --gtest_filter="$memcheck_filter" 2>/dev/null | grep -q '^  ' || continue
-    limit=$(limit_for "$memcheck_limit_s")
-    if ((limit == 0)); then
-      say "$(printf 'memchk %-24s NOT RUN the time budget (%s s) is spent' "$name" "$budget")"
-      record_failure "memcheck $name (not run: time budget)"
-      continue
+    # Only binaries that have such tests (one that cannot even list its tests is run: its step fails).
+    if listing=$("$binary" --gtest_list_tests --gtest_filter="$memcheck_filter" 2>&1); then
+      grep -q '^  ' <<<"$listing" || continue
     fi
-    log_only "==== memcheck $name --gtest_filter=$memcheck_filter"
-    start=$SECONDS
-    set +e
-    timeout --kill-after=10 "$limit" "$sanitizer" --tool memcheck --error-exitcode 86 --print-limit 20 \
-      "$binary" --gtest_filter="$memcheck_filter" --gtest_color=no 2>&1 | tee -a "$log" >"$scratch/memcheck-$name.out"
-    rc=${PIPESTATUS[0]}
-    set -e
-    summary=$(sed -n '/ERROR SUMMARY/{s/^=* *//;p;q}' "$scratch/memcheck-$name.out")
-    line="$(gtest_line "$scratch/memcheck-$name.out"); ${summary:-no error summary}, $((SECONDS - start)) s"
-    if ((rc == 0)); then
-      say "$(printf 'memchk %-24s ok      %s' "$name" "$line")"
-    else
-      if ((rc == 86)); then line="memory errors; $line"; fi
-      if ((rc == 124 || rc == 137)); then line="timed out after $limit s; $line"; fi
-      say "$(printf 'memchk %-24s FAILED  exit %s: %s' "$name" "$rc" "$line")"
-      record_failure "memcheck $name (exit $rc)"
-    fi
+    gtest_step memchk "$(basename "$binary")" "$memcheck_limit_s" "$sanitizer" --tool memcheck --error-exitcode 86 \
+      --print-limit 20 "$binary" --gtest_filter="$memcheck_filter" --gtest_color=no
   done
 fi
 

@@ -2,7 +2,8 @@
 binaries; no build, no GPU): a failing test binary, a bench binary that crashes and one that
 times out are each reported on their own line, the steps after them still run, what they wrote
 is kept (a JSON cut short is cut after its last whole case), a binary left without time is named,
-and the exit code is 1. About 20 s (one fake binary waits for its timeout)."""
+and the exit code is 1; and, with stand-ins for nvidia-smi and compute-sanitizer, the steps only a
+GPU machine takes. About 25 s (one fake binary waits for its timeout)."""
 import json
 import os
 import subprocess
@@ -14,15 +15,15 @@ ROOT = Path(__file__).resolve().parents[2]
 REASON = "no GPU in this test"
 
 
-def bench_json(binary, cases):
+def bench_json(binary, cases, reason=REASON, skipped_devices=True):
     context = {"binary": binary, "build": {"build_type": "Release", "compiler": "test", "cuda": "13.0",
                                            "git_commit": "test"},
                "devices": {}, "run": {"argv": [binary], "hot": False, "omp_threads": 1}, "schema": 1,
-               "skipped_devices": {"cuda:0": REASON}}
+               "skipped_devices": {"cuda:0": reason} if skipped_devices else {}}
     benchmarks = [{"name": f"copy/vec16/f32/cuda:0/n={n}/manual_time", "family_index": i,
                    "per_family_instance_index": 0, "run_name": f"copy/vec16/f32/cuda:0/n={n}/manual_time",
                    "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
-                   "error_occurred": True, "error_message": f"skipped: {REASON}", "iterations": 0,
+                   "error_occurred": True, "error_message": f"skipped: {reason}", "iterations": 0,
                    "real_time": 0.0, "cpu_time": 0.0, "time_unit": "us"} for i, n in enumerate(cases)]
     return json.dumps({"context": {"date": "2026-12-03T00:00:00+00:00", "host_name": "test",
                                    "executable": binary, "num_cpus": 1, "flopscope": json.dumps(context)},
@@ -38,6 +39,15 @@ def write_json_script(template):
     """A fake bench binary's start: copies `template` to its --benchmark_out path."""
     return (f'for a in "$@"; do case $a in --benchmark_out=*) out=${{a#*=}};; esac; done\n'
             f'cp "{template}" "$out"\n')
+
+
+def run_gpu_check(out, bundle, path_first=None, budget="330"):
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    path = [p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "nvidia-smi").exists()]
+    env.update(FLOPSCOPE_BUNDLE=str(bundle), PYTHON=sys.executable, FLOPSCOPE_GPU_CHECK_BUDGET_S=budget,
+               PATH=os.pathsep.join(([str(path_first)] if path_first else []) + path))
+    return subprocess.run([str(ROOT / "bench" / "gpu_check.sh"), str(out)], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
 
 
 def test_failures_are_reported_and_the_script_goes_on(tmp_path):
@@ -57,13 +67,8 @@ def test_failures_are_reported_and_the_script_goes_on(tmp_path):
     fake(bundle / "bin" / "bench_zlast", write_json_script(whole))
 
     out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     # 60 s, of which 40 are kept for the report: bench_slow's limit is what is left, ~18 s.
-    env.update(FLOPSCOPE_BUNDLE=str(bundle), PYTHON=sys.executable, FLOPSCOPE_GPU_CHECK_BUDGET_S="60",
-               PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
-                                    if not (Path(p) / "nvidia-smi").exists()))
-    proc = subprocess.run([str(ROOT / "bench" / "gpu_check.sh"), str(out)], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=300)
+    proc = run_gpu_check(out, bundle, budget="60")
     console = proc.stdout + proc.stderr  # stderr: bash's own word on the crash ("Segmentation fault")
     lines = proc.stdout.splitlines()
 
@@ -91,6 +96,63 @@ def test_failures_are_reported_and_the_script_goes_on(tmp_path):
         crashed = json.load(tar.extractfile("bench_crash.json"))
         assert len(crashed["benchmarks"]) == 2
         assert {"bench_peak.json", "bench_slow.json", "report.md"} <= set(tar.getnames())
+
+
+def test_the_gpu_machines_steps_with_stand_in_tools(tmp_path):
+    """nvidia-smi and compute-sanitizer stand-ins: the steps that only a GPU machine takes."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    fake(tools / "nvidia-smi", """case "$1" in
+  -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-0)";;
+  --query-gpu=*) echo "NVIDIA H200, 00000000:19:00.0, 580.159.04, P0, 31, 120.00 W, 700.00 W, 1980 MHz, 3201 MHz, 1980 MHz, 3201 MHz, 0 %, 1 MiB, 143771 MiB";;
+  *) echo "Clocks Event Reasons: Idle";;
+esac
+""")
+    # Runs the command after its own options; a binary whose name has "leak" has a memory error.
+    fake(tools / "compute-sanitizer", """while [[ $1 == --* ]]; do
+  case $1 in --tool|--error-exitcode|--print-limit) shift 2;; *) shift;; esac
+done
+"$@"; rc=$?
+if [[ $1 == *leak* ]]; then echo "========= ERROR SUMMARY: 1 error"; exit 86; fi
+echo "========= ERROR SUMMARY: 0 errors"; exit $rc
+""")
+    bundle = tmp_path / "bundle"
+    (bundle / "bin").mkdir(parents=True)
+    listing = 'if [[ $1 == --gtest_list_tests ]]; then echo "CudaCopy."; echo "  Works"; exit 0; fi\n'
+    fake(bundle / "bin" / "test_copy", listing + 'echo "[  PASSED  ] 1 test."\n')
+    fake(bundle / "bin" / "test_leak", listing + 'echo "[  PASSED  ] 1 test."\n')
+    fake(bundle / "bin" / "test_cpu", 'if [[ $1 == --gtest_list_tests ]]; then exit 0; fi\necho "[  PASSED  ] 5 tests."\n')
+    peak = tmp_path / "peak.json"
+    peak.write_text(bench_json("bench_peak", [1024], reason="fp8 needs sm_89", skipped_devices=False))
+    nogpu = tmp_path / "nogpu.json"
+    nogpu.write_text(bench_json("bench_nogpu", [1024], reason="CUDA driver version is insufficient"))
+    fake(bundle / "bin" / "bench_peak", write_json_script(peak) + """for a in "$@"; do
+  case $a in --write-ceilings=*) echo '{}' > "${a#*=}/cuda-nvidia-h200.json";; esac
+done
+""")
+    fake(bundle / "bin" / "bench_nogpu", write_json_script(nogpu))
+
+    proc = run_gpu_check(tmp_path / "out", bundle, path_first=tools)
+    lines = proc.stdout.splitlines()
+    console = proc.stdout + proc.stderr
+
+    def line_of(prefix):
+        return next(line for line in lines if line.startswith(prefix))
+
+    assert proc.returncode == 1, console
+    assert "NVIDIA H200, 00000000:19:00.0, 580.159.04, P0" in line_of("nvidia-smi before: ")
+    assert "1980 MHz" in line_of("nvidia-smi after: ")
+    assert " ok " in line_of("memchk test_copy ") and "ERROR SUMMARY: 0 errors" in line_of("memchk test_copy ")
+    leak = line_of("memchk test_leak ")
+    assert "FAILED  exit 86: memory errors" in leak and "ERROR SUMMARY: 1 error" in leak, leak
+    assert not any(line.startswith("memchk test_cpu ") for line in lines), "test_cpu has no CUDA copy test"
+    assert " ok " in line_of("bench  bench_peak ")
+    assert line_of("ceilings: ").startswith("ceilings: cuda-nvidia-h200.json "), console
+    nogpu_line = line_of("bench  bench_nogpu ")
+    assert "FAILED  a GPU is present but cuda:0: CUDA driver version is insufficient" in nogpu_line, nogpu_line
+    assert "memchk test_leak (exit 86)" in lines[-1] and "bench_nogpu (cuda:0 skipped" in lines[-1], lines[-1]
+    log = (tmp_path / "out" / "gpu_check.log").read_text()
+    assert "Clocks Event Reasons: Idle" in log
 
 
 def test_refuses_a_folder_that_is_not_empty(tmp_path):
