@@ -41,8 +41,10 @@ def write_json_script(template):
             f'cp "{template}" "$out"\n')
 
 
-def run_gpu_check(out, bundle, path_first=None, budget="330"):
-    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+def run_gpu_check(out, bundle, path_first=None, budget="330", pythonpath=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+    if pythonpath:
+        env["PYTHONPATH"] = str(pythonpath)
     path = [p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "nvidia-smi").exists()]
     env.update(FLOPSCOPE_BUNDLE=str(bundle), PYTHON=sys.executable, FLOPSCOPE_GPU_CHECK_BUDGET_S=budget,
                PATH=os.pathsep.join(([str(path_first)] if path_first else []) + path))
@@ -116,6 +118,15 @@ done
 if [[ $1 == *leak* ]]; then echo "========= ERROR SUMMARY: 1 error"; exit 86; fi
 echo "========= ERROR SUMMARY: 0 errors"; exit $rc
 """)
+    # ldd: cuBLASLt is found only in a folder on LD_LIBRARY_PATH, as where it comes from a wheel.
+    fake(tools / "ldd", """for dir in ${LD_LIBRARY_PATH//:/ }; do
+  if [[ -e $dir/libcublasLt.so.13 ]]; then echo "	libcublasLt.so.13 => $dir/libcublasLt.so.13 (0x0)"; exit 0; fi
+done
+echo "	libcublasLt.so.13 => not found"
+""")
+    wheel = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    wheel.mkdir(parents=True)
+    (wheel / "libcublasLt.so.13").write_text("")
     bundle = tmp_path / "bundle"
     (bundle / "bin").mkdir(parents=True)
     listing = 'if [[ $1 == --gtest_list_tests ]]; then echo "CudaCopy."; echo "  Works"; exit 0; fi\n'
@@ -132,7 +143,7 @@ done
 """)
     fake(bundle / "bin" / "bench_nogpu", write_json_script(nogpu))
 
-    proc = run_gpu_check(tmp_path / "out", bundle, path_first=tools)
+    proc = run_gpu_check(tmp_path / "out", bundle, path_first=tools, pythonpath=tmp_path / "site")
     lines = proc.stdout.splitlines()
     console = proc.stdout + proc.stderr
 
@@ -140,6 +151,9 @@ done
         return next(line for line in lines if line.startswith(prefix))
 
     assert proc.returncode == 1, console
+    # The machine's CUDA (/usr/local/cuda/lib64) where it has cuBLAS, else the wheel's folder.
+    assert line_of("libraries: ").startswith("libraries: libcublasLt.so.13 from /"), console
+    assert "FAILED" not in line_of("libraries: ")
     assert "NVIDIA H200, 00000000:19:00.0, 580.159.04, P0" in line_of("nvidia-smi before: ")
     assert "1980 MHz" in line_of("nvidia-smi after: ")
     assert " ok " in line_of("memchk test_copy ") and "ERROR SUMMARY: 0 errors" in line_of("memchk test_copy ")
