@@ -89,7 +89,9 @@ TEST(CudaCopy, EveryVariantMatchesTheSourceOnTheDevice) {
   if (auto reason = kernels::cuda::unavailable_reason(0)) GTEST_SKIP() << "CUDA unavailable: " << *reason;
   ASSERT_FALSE(kernels::cuda_copy_variants().empty());
   for (const auto& variant : kernels::cuda_copy_variants()) {
-    for (std::size_t count : {1u, 17u, 4097u, 1000003u}) {
+    // vec16's paths: bytes only (too short), head + vectors + tail, one unrolled step, and many
+    // grid-stride steps of 4 loads with a remainder (32 MiB: more than one full grid of them).
+    for (std::size_t count : {1u, 17u, 4097u, 1000003u, 8388611u}) {
       for (std::size_t offset : {0u, 1u, 16u}) {
         const std::size_t bytes = count * 4;
         std::vector<unsigned char> host_src(bytes + 64), host_dst(bytes + 64, 0xA5), expected(bytes + 64, 0xA5);

@@ -74,12 +74,21 @@ void check(cudaError_t status, const char* what) {
 
 }  // namespace
 
-DeviceMemory::DeviceMemory(std::size_t size, int ordinal) : bytes(size) {
+DeviceMemory::DeviceMemory(std::size_t size, int device) : bytes(size), ordinal(device) {
   check(cudaSetDevice(ordinal), "cudaSetDevice");
   check(cudaMalloc(&data, size ? size : 1), "cudaMalloc");
 }
 
-DeviceMemory::~DeviceMemory() { cudaFree(data); }
+// Freed on its own device, whichever is current (then the caller's is current again).
+DeviceMemory::~DeviceMemory() {
+  if (!data) return;
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) current = -1;
+  if (current != ordinal) cudaSetDevice(ordinal);
+  cudaFree(data);
+  if (current >= 0 && current != ordinal) cudaSetDevice(current);
+  cudaGetLastError();
+}
 
 void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes) {
   check(cudaMemcpy(device_destination, host_source, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
