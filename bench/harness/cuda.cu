@@ -54,14 +54,20 @@ struct L2Flusher {
   std::size_t words = 0;
   int blocks = 1;
   std::string error;
+  bool out_of_memory = false;
   L2Flusher(std::size_t l2_bytes, int sm_count) {
     if (l2_bytes == 0) return;
     const std::size_t bytes = std::max<std::size_t>(2 * l2_bytes, 1 << 20);
     words = bytes / sizeof(int4);
     blocks = std::max(sm_count, 1) * 4;
-    if (cudaMalloc(&buffer, bytes) != cudaSuccess || cudaMalloc(&sink, sizeof(int)) != cudaSuccess ||
-        cudaMemset(buffer, 0, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
-      error = std::string("L2 flush buffer: ") + cudaGetErrorString(cudaGetLastError());
+    cudaError_t status = cudaMalloc(&buffer, bytes);
+    if (status == cudaSuccess) status = cudaMalloc(&sink, sizeof(int));
+    if (status == cudaSuccess) status = cudaMemset(buffer, 0, bytes);
+    if (status == cudaSuccess) status = cudaDeviceSynchronize();
+    if (status != cudaSuccess) {
+      error = std::string("L2 flush buffer: ") + cudaGetErrorString(status);
+      out_of_memory = status == cudaErrorMemoryAllocation;
+      cudaGetLastError();
     }
   }
   ~L2Flusher() {
@@ -157,53 +163,71 @@ std::optional<std::size_t> free_memory(int ordinal) {
   return free_bytes;
 }
 
+namespace {
+
+// The stream and events of one timing, released however the timing ends (an exception of the
+// timed call included).
+struct TimingResources {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  TimingResources() {
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+  }
+  ~TimingResources() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaStreamDestroy(stream);
+  }
+};
+
+// Releases the blocking kernel if the timed call throws while the stream is held, so that it
+// does not spin to its timeout.
+struct ReleaseOnExit {
+  StreamBlocker& blocker;
+  ~ReleaseOnExit() { blocker.release(); }
+};
+
+}  // namespace
+
 std::optional<Error> time_cuda(benchmark::State& state, const DeviceContext& device, bool hot,
                                const kernels::Runner& run) {
   const int ordinal = device.device.index;
   cudaSetDevice(ordinal);
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  std::optional<Error> error;
-  {
-    L2Flusher flusher(hot ? 0 : device.l2_bytes, device.sm_count);
-    StreamBlocker blocker;
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    if (!flusher.error.empty() || !blocker.error.empty()) error = Error{flusher.error + blocker.error, false};
-    // Warm-up: at least 3 runs and 0.2 s, so that clocks have ramped and caches/TLBs are primed.
-    const auto warmup_start = std::chrono::steady_clock::now();
-    for (int i = 0; !error && (i < 3 || std::chrono::steady_clock::now() - warmup_start < std::chrono::milliseconds(200));
-         ++i) {
-      run(stream);
-      cudaStreamSynchronize(stream);
-      if (auto warmup_error = take_error(ordinal)) error = Error{"in warm-up: " + warmup_error->message, warmup_error->sticky};
-      if (i > 10000) break;
-    }
-    if (!error) {
-      for (auto _ : state) {
-        blocker.block(stream);
-        if (!hot) flusher.flush(stream);
-        cudaEventRecord(start, stream);
-        run(stream);
-        cudaEventRecord(stop, stream);
-        blocker.release();
-        cudaEventSynchronize(stop);
-        if (blocker.timed_out()) {
-          error = Error{"the timed call did not return within 2 s while its stream was held (does it synchronize?)", false};
-          break;
-        }
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        state.SetIterationTime(ms * 1e-3);
-      }
-      if (!error) error = take_error(ordinal);
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+  TimingResources timing;
+  L2Flusher flusher(hot ? 0 : device.l2_bytes, device.sm_count);
+  StreamBlocker blocker;
+  if (!flusher.error.empty()) return Error{flusher.error, false, flusher.out_of_memory};
+  if (!blocker.error.empty()) return Error{blocker.error, false};
+  // Warm-up: at least 3 runs and 0.2 s, so that clocks have ramped and caches/TLBs are primed.
+  const auto warmup_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - warmup_start < std::chrono::milliseconds(200); ++i) {
+    run(timing.stream);
+    cudaStreamSynchronize(timing.stream);
+    if (auto error = take_error(ordinal)) return Error{"in warm-up: " + error->message, error->sticky};
+    if (i > 10000) break;
   }
-  cudaStreamDestroy(stream);
-  return error;
+  for (auto _ : state) {
+    {
+      ReleaseOnExit release{blocker};
+      blocker.block(timing.stream);
+      if (!hot) flusher.flush(timing.stream);
+      cudaEventRecord(timing.start, timing.stream);
+      run(timing.stream);
+      cudaEventRecord(timing.stop, timing.stream);
+    }
+    float ms = 0;
+    // A failed wait or reading (a sticky error in the timed work) ends the timing: recording 0 s
+    // would make Google Benchmark multiply the iterations without end.
+    if (cudaEventSynchronize(timing.stop) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, timing.start, timing.stop) != cudaSuccess)
+      return take_error(ordinal).value_or(Error{"CUDA events failed", false});
+    if (blocker.timed_out())
+      return Error{"the timed call did not return within 2 s while its stream was held (does it synchronize?)", false};
+    state.SetIterationTime(ms * 1e-3);
+  }
+  return take_error(ordinal);
 }
 
 }  // namespace flopscope::bench::cuda

@@ -19,6 +19,7 @@ namespace flopscope::bench::cuda {
 struct Error {
   std::string message;
   bool sticky = false;
+  bool out_of_memory = false;  // a lack of memory: the case is skipped, not failed
 };
 
 // Device memory on one device; `error` says why when the allocation failed (data is then null),

@@ -158,10 +158,8 @@ void run_on_cuda(benchmark::State& state, const DeviceContext& device, const Cas
     NvtxRange timed("timed");
     error = cuda::time_cuda(state, device, hot, run);
   }
-  if (error) {
-    cuda_failure(state, device, c, *error, "while timing");
-    return;
-  }
+  if (error && error->out_of_memory) return skip(state, error->message);
+  if (error) return cuda_failure(state, device, c, *error, "while timing");
   set_counters(state, device, c, counters);
 }
 #endif

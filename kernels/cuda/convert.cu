@@ -87,13 +87,13 @@ __global__ void decode_kernel(const T* __restrict__ in, float* __restrict__ out,
 
 constexpr int kThreads = 256;
 
+// 8 blocks per SM of the current device (read at every launch: cheap, and right on a machine
+// whose GPUs differ), fewer for a small count.
 unsigned int grid_for(std::size_t count) {
-  static const int most = [] {
-    int device = 0, sms = 1;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    return sms * 8;
-  }();
+  int device = 0, sms = 1;
+  cudaGetDevice(&device);
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) sms = 1;
+  const int most = sms * 8;
   const std::size_t needed = (count + kThreads - 1) / kThreads;
   return static_cast<unsigned int>(needed < std::size_t(most) ? needed : std::size_t(most));
 }
