@@ -101,7 +101,7 @@ struct StreamBlocker {
 
 }  // namespace
 
-DeviceBuffer::DeviceBuffer(std::size_t size, int ordinal) : bytes(size) {
+DeviceBuffer::DeviceBuffer(std::size_t size, int device) : bytes(size), ordinal(device) {
   cudaError_t status = cudaSetDevice(ordinal);
   if (status == cudaSuccess) status = cudaMalloc(&data, std::max<std::size_t>(size, 1));
   if (status != cudaSuccess) {
@@ -112,7 +112,11 @@ DeviceBuffer::DeviceBuffer(std::size_t size, int ordinal) : bytes(size) {
   }
 }
 
-DeviceBuffer::~DeviceBuffer() { cudaFree(data); }
+DeviceBuffer::~DeviceBuffer() {
+  if (!data) return;
+  cudaSetDevice(ordinal);
+  cudaFree(data);
+}
 
 void upload(void* device, const void* host, std::size_t bytes) { cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice); }
 void download(void* host, const void* device, std::size_t bytes) { cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost); }

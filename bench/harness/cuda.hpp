@@ -31,6 +31,7 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* data = nullptr;
   std::size_t bytes = 0;
+  int ordinal = 0;
   std::string error;
   bool out_of_memory = false;
 };
