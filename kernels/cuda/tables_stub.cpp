@@ -2,6 +2,7 @@
 // is empty (the harness then says, once, that CUDA cases were skipped and why).
 #include "flopscope/kernels/convert.hpp"
 #include "flopscope/kernels/copy.hpp"
+#include "flopscope/kernels/matmul.hpp"
 #include "flopscope/kernels/peak.hpp"
 
 namespace flopscope::kernels {
@@ -10,5 +11,6 @@ std::span<const CopyVariant> cuda_copy_variants() { return {}; }
 std::span<const ConvertVariant> cuda_convert_variants() { return {}; }
 std::span<const FmaChainVariant> cuda_fma_chain_variants() { return {}; }
 std::span<const TriadVariant> cuda_triad_variants() { return {}; }
+std::span<const MatmulVariant> cuda_matmul_variants() { return {}; }
 
 }  // namespace flopscope::kernels
