@@ -10,15 +10,20 @@
 //   openblas  OpenBLAS cblas_sgemm / cblas_dgemm (what numpy runs), row-major, each operand
 //             with one unit stride (a transposed view is CblasTrans of the array under it).
 // Without the library (libdnnl-dev, libopenblas-dev) the rows stay and say so.
+// Also matmul_reference_blas (matmul.hpp): every element's f64 reference by cblas_dgemm, for
+// shapes where the reference loop is too slow.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "flopscope/cpu_info.hpp"
+#include "flopscope/tensor.hpp"
 #include "matmul_vendor.hpp"
 
 #ifdef FLOPSCOPE_HAVE_ONEDNN
@@ -180,6 +185,38 @@ std::optional<std::string> openblas_matmul_unavailable(const MatmulProblem& p) {
   return std::nullopt;
 }
 
+bool matmul_reference_blas(const MatmulProblem& p, double* sums, double* abs_sums) {
+  if (auto error = matmul_problem_error(p)) throw std::invalid_argument("matmul_reference_blas: " + *error);
+  const std::int64_t m = p.m(), n = p.n(), k = p.k();
+  for (std::int64_t size : {m, n, k})
+    if (size > std::int64_t(std::numeric_limits<blasint>::max()))
+      throw std::invalid_argument("matmul_reference_blas: a size beyond CBLAS's integers");
+  // Row-major f64 copies of the operands' values.
+  const auto decode = [](const TensorRef& t) {
+    const std::int64_t rows = t.sizes[0], cols = t.sizes[1], size = std::int64_t(t.element_size());
+    std::vector<double> values(std::size_t(rows * cols));
+    const auto* base = static_cast<const unsigned char*>(t.element_data());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        values[std::size_t(r * cols + c)] = load_element(base + (r * t.strides[0] + c * t.strides[1]) * size, t.dtype);
+    return values;
+  };
+  std::vector<double> a = decode(p.a), b = decode(p.b);
+  const bool fp8 = p.a.dtype == DType::f8e4m3 || p.a.dtype == DType::f8e5m2;
+  const double alpha = fp8 ? double(p.scale_a) * double(p.scale_b) : 1.0;
+  const auto gemm = [&](double scale, double* out) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n), blasint(k), scale, a.data(),
+                blasint(std::max<std::int64_t>(k, 1)), b.data(), blasint(std::max<std::int64_t>(n, 1)), 0.0, out,
+                blasint(std::max<std::int64_t>(n, 1)));
+  };
+  gemm(alpha, sums);
+  for (double& v : a) v = std::fabs(v);
+  for (double& v : b) v = std::fabs(v);
+  gemm(std::fabs(alpha), abs_sums);
+  return true;
+}
+
 Runner openblas_matmul_prepare(const MatmulProblem& p) {
   if (auto reason = openblas_matmul_unavailable(p)) throw std::runtime_error(*reason);
   const CblasOperand a = *cblas_operand(p.a), b = *cblas_operand(p.b), c = *cblas_operand(p.c);
@@ -194,6 +231,7 @@ Runner openblas_matmul_prepare(const MatmulProblem& p) {
   };
 }
 #else
+bool matmul_reference_blas(const MatmulProblem&, double*, double*) { return false; }
 std::optional<std::string> openblas_matmul_unavailable(const MatmulProblem&) {
   return "built without OpenBLAS (Debian libopenblas-dev not found at configure time)";
 }

@@ -57,6 +57,13 @@ void matmul_reference(const MatmulProblem& problem);
 void matmul_reference_rows(const MatmulProblem& problem, std::span<const std::int64_t> rows, double* sums,
                            double* abs_sums);
 
+// The same sums and sums of |products| for every element of C (m x n arrays), by a vendor f64
+// GEMM: OpenBLAS cblas_dgemm on A and B decoded to f64, then on |A| and |B| (f64 products of
+// the narrow and f32 inputs are exact, and an f64 sum of k of them is off by at most k·2^-53
+// of their scale: far below any bound of a narrower type). For shapes where the loop above is
+// too slow; the tests check it against it. False, writing nothing, in builds without OpenBLAS.
+bool matmul_reference_blas(const MatmulProblem& problem, double* sums, double* abs_sums);
+
 // The bound on |C - A·B| relative to Σ|a·b| per element of C (compare_close's scale) for
 // `variant`'s way of computing `problem`, against exact sums of the stored inputs:
 // accumulation_tolerance() of the mode's operand, accumulate and C dtypes and k; plus, for
