@@ -200,6 +200,24 @@ TEST(MatmulReference, Tf32RoundsTheInputsAndRowsDoNot) {
   EXPECT_EQ(sum, double(float(x)));
 }
 
+TEST(MatmulReference, BlasAgreesWithTheLoopOnEveryElement) {
+  for (ComputeMode mode : {ComputeMode::f64, ComputeMode::f32, ComputeMode::bf16, ComputeMode::f8e5m2_e4m3})
+    for (Layout layout : {Layout::NN, Layout::NT, Layout::TN}) {
+      const Case t{37, 53, 61, mode, layout, 2, 1, std::nullopt, false, 0.5f, 2.0f};
+      SCOPED_TRACE(t.str());
+      Operands ops(t);
+      const Expected loop(ops.problem);
+      Tensor sums = empty({t.m, t.n}, {DType::f64}), abs_sums = empty({t.m, t.n}, {DType::f64});
+      if (!kernels::matmul_reference_blas(ops.problem, static_cast<double*>(sums.data_ptr()),
+                                          static_cast<double*>(abs_sums.data_ptr())))
+        GTEST_SKIP() << "built without OpenBLAS";
+      // f64 sums of exact products in another order: equal to far below any bound.
+      const TensorRef scale = loop.scale.ref();
+      EXPECT_EQ(compare_close(sums.ref(), loop.sums.ref(), {0, 1e-14}, &scale), std::nullopt);
+      EXPECT_EQ(compare_close(abs_sums.ref(), loop.scale.ref(), {0, 1e-14}), std::nullopt);
+    }
+}
+
 TEST(MatmulProblem, MalformedProblemsAreNamed) {
   Tensor a = empty({2, 3}), b = empty({4, 2}), c = empty({2, 2});
   EXPECT_NE(kernels::matmul_problem_error({a.ref(), b.ref(), c.ref()})->find("A (m x k), B (k x n)"), std::string::npos);
