@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "flopscope/dtype.hpp"
+#include "flopscope/sizes.hpp"
 
 namespace flopscope::cli {
 
@@ -52,6 +53,13 @@ class OptionReader {
   const Args& args_;
   std::size_t index_ = 0;
 };
+
+// A count as parse_count reads it ("8", "1Ki", "2^10"), positive; UsageError naming the option.
+inline std::int64_t positive_count(const std::string& option, const std::string& text) {
+  auto value = parse_count(text);
+  if (!value || *value <= 0) throw UsageError{option + ": expected a positive count (got '" + text + "')"};
+  return *value;
+}
 
 inline DType dtype_option(const std::string& text) {
   auto dtype = parse_dtype(text);
