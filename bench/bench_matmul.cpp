@@ -7,8 +7,10 @@
 //   e5m2 x e5m2); a mode that no variant of a device takes is left out (tf32 on the CPU).
 // - Layouts are views: NT's B is the transpose of a row-major n x k array, TN's A of a k x m one.
 // - Shapes: --squares (default: CPU 128 .. 4096, CUDA 256 .. 16384, x2 steps), --shapes=m,n,k;...
-//   (any list), --model=gpt2-small,... (the model's matmuls at 8 x 1024 tokens). Given --shapes or
-//   --model, the squares run only if --squares is given too.
+//   (any list), --model=gpt2-small,... (lib/model.hpp's presets): the forward matmuls of a block
+//   and the LM head at 8 x 1024 tokens, named /model=<preset>/site=<qkv|attn_out|ffn_up|ffn_down|
+//   lm_head> (--sites picks some). Given --shapes or --model, the squares run only if --squares
+//   is given too.
 // - Output: f64 for f64, f32 for every other mode (narrow modes accumulate in f32); the label
 //   says out=, and "emulated" where a narrow dtype is decoded to f32 and multiplied at the f32
 //   rate (whose peak then applies).
@@ -24,6 +26,7 @@
 // element up to m·n·k = 2^27, OpenBLAS dgemm in f64 up to 2^36 (4096^3), sampled rows and
 // columns above.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +37,7 @@
 #include "flopscope/kernels/fill.hpp"
 #include "flopscope/kernels/hash.hpp"
 #include "flopscope/kernels/matmul.hpp"
+#include "flopscope/model.hpp"
 #include "flopscope/tensor.hpp"
 #include "harness/harness.hpp"
 
@@ -272,6 +276,56 @@ std::optional<Case> build_shape(const Point& p) {
   return matmul_case(p, dims[0], dims[1], dims[2], {});
 }
 
+// ---- a model's matmuls ----
+
+constexpr std::int64_t kModelBatch = 8, kModelSeq = 1024;  // 8 x 1024 tokens
+
+// The forward matmuls of one transformer block and the LM head, by their role: the matmul of
+// the first block's account (lib/model.hpp) named here, the first that exists (models with q, k
+// and v apart, or SwiGLU's w1 and w3, have three or two of one shape: one runs).
+struct Site {
+  std::string role;
+  std::string layer_kind;                 // "attention", "ffn", "lm_head"
+  std::vector<std::string> matmul_names;  // the first of these in that layer
+};
+const std::vector<Site> kSites = {
+    {"qkv", "attention", {"qkv", "q"}},     {"attn_out", "attention", {"proj"}}, {"ffn_up", "ffn", {"fc", "w1"}},
+    {"ffn_down", "ffn", {"proj", "w2"}}, {"lm_head", "lm_head", {"logits"}},
+};
+
+std::vector<std::string> site_names() {
+  std::vector<std::string> names;
+  for (const Site& site : kSites) names.push_back(site.role);
+  return names;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& preset : transformer_presets()) names.push_back(preset.name);
+  return names;
+}
+
+// m, n, k of `role`'s forward matmul in `model` at 8 x 1024 tokens.
+std::array<std::int64_t, 3> model_matmul(const std::string& model, const std::string& role) {
+  const TransformerConfig* config = find_preset(model);
+  const auto site = std::find_if(kSites.begin(), kSites.end(), [&](const Site& s) { return s.role == role; });
+  const ModelAccount account = transformer_account(*config, kModelBatch, kModelSeq, DType::f32);
+  for (const std::string& name : site->matmul_names)
+    for (const LayerAccount& layer : account.layers) {
+      if (layer.kind != site->layer_kind || (layer.kind != "lm_head" && layer.name.rfind("h.0.", 0) != 0)) continue;
+      for (const MatmulShape& shape : layer.matmuls)
+        if (shape.role == MatmulRole::forward && shape.batch == 1 && shape.name == name) return {shape.m, shape.n, shape.k};
+    }
+  throw std::logic_error(model + " has no " + role + " matmul in its account");
+}
+
+std::optional<Case> build_model(const Point& p) {
+  const std::string& model = p.choice("model");
+  const std::string& role = p.choice("site");
+  const auto [m, n, k] = model_matmul(model, role);
+  return matmul_case(p, m, n, k, {{"model", model}, {"site", role}});
+}
+
 bool flag_given(int argc, char** argv, const std::string& flag) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]).rfind("--" + flag + "=", 0) == 0) return true;
@@ -316,9 +370,26 @@ int main(int argc, char** argv) {
                 .kind = Axis::Kind::shapes,
                 .help = "matmul shapes m,n,k or MxNxK, ';'-separated",
                 .keys = {"m", "n", "k"},
-                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{}; }}},
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{}; }},
+               {.name = "model",
+                .flag = "model",
+                .kind = Axis::Kind::choices,
+                .help = "transformer presets whose matmuls run at 8 x 1024 tokens",
+                .choices = preset_names(),
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{}; }},
+               {.name = "site",
+                .flag = "sites",
+                .kind = Axis::Kind::choices,
+                .help = "which of a model's matmuls (default: all five)",
+                .choices = site_names(),
+                .defaults = [](const DeviceContext&, DType) {
+                  std::vector<AxisValue> sites;
+                  for (const Site& site : kSites) sites.emplace_back(site.role);
+                  return sites;
+                }}},
       .benches = {{.name = "squares", .variants = variant_names, .axes = {"mode", "layout", "square"}, .build = build_square},
-                  {.name = "shapes", .variants = variant_names, .axes = {"mode", "layout", "shape"}, .build = build_shape}},
+                  {.name = "shapes", .variants = variant_names, .axes = {"mode", "layout", "shape"}, .build = build_shape},
+                  {.name = "model", .variants = variant_names, .axes = {"mode", "layout", "model", "site"}, .build = build_model}},
   };
   return run_family(argc, argv, family);
 }

@@ -1,9 +1,10 @@
 """bench_matmul run at small sizes, as a user would: names, counters, the accuracy columns, the
 sampled check, skips and errors."""
 import json
-import os
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,52 @@ def test_malformed_values_are_one_line_errors(flag):
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert proc.stderr.startswith("bench_matmul: ")
+
+
+def listed(*flags):
+    proc = subprocess.run([str(binary("bench_matmul")), "--devices=cpu", *flags, "--benchmark_list_tests=true"],
+                          capture_output=True, text=True, env=ENV, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [line.removesuffix("/real_time") for line in proc.stdout.split()]
+
+
+def test_gpt2_small_preset_gives_its_matmuls_at_8x1024_tokens():
+    names = listed("--model=gpt2-small", "--dtypes=f32", "--layouts=NN", "--variants=microkernel")
+    shapes = {}
+    for name in names:
+        match = NAME.match(name)
+        assert match, name
+        extras = dict(item.split("=") for item in match["extras"].strip("/").split("/"))
+        assert extras["model"] == "gpt2-small"
+        shapes[extras["site"]] = tuple(int(match[d]) for d in "mnk")
+    tokens, d, vocab = 8 * 1024, 768, 50257
+    assert shapes == {
+        "qkv": (tokens, 3 * d, d),        # c_attn: d -> 3d
+        "attn_out": (tokens, d, d),       # attn.c_proj
+        "ffn_up": (tokens, 4 * d, d),     # mlp.c_fc: d -> 4d
+        "ffn_down": (tokens, d, 4 * d),   # mlp.c_proj: 4d -> d
+        "lm_head": (tokens, vocab, d),    # logits over the vocabulary
+    }
+    # Only the model's matmuls: no squares unless asked for.
+    assert len(names) == 5
+    assert len(listed("--model=gpt2-small", "--squares=64", "--dtypes=f32", "--layouts=NN",
+                      "--variants=microkernel")) == 6
+
+
+def test_unknown_model_is_a_one_line_error():
+    proc = subprocess.run([str(binary("bench_matmul")), "--model=gpt5"], capture_output=True, text=True, env=ENV,
+                          timeout=60)
+    assert proc.returncode == 2 and "gpt2-small" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_default_suite_filter_keeps_2048_for_f32_and_bf16_nn():
+    sys_path = str(Path(__file__).resolve().parents[2] / "scripts")
+    sys.path.insert(0, sys_path)
+    import run_suite
+    flags = run_suite.SUITES["default"]["bench_matmul"]
+    names = listed(*flags)
+    large = {name.split("/")[1] + "/" + name.split("/")[2] for name in names if "/m=2048," in name}
+    assert {"microkernel/f32", "onednn/f32", "openblas/f32", "microkernel_dpbf16/bf16", "onednn/bf16"} <= large
+    assert not any(n for n in names if "/m=2048," in n and "/layout=NN" not in n)
+    assert not any(n for n in names if n.startswith("matmul/blocked/") and "/m=2048," in n)
+    assert {name.split("layout=")[1] for name in names if "/m=1024," in name} == {"NN", "NT", "TN"}
