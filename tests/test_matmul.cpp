@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -257,6 +258,22 @@ TEST(CpuMatmul, Fp8ScalesApply) {
   for (ComputeMode mode : {ComputeMode::f8e4m3, ComputeMode::f8e5m2, ComputeMode::f8e5m2_e4m3})
     cases.push_back({19, 40, 33, mode, Layout::NN, 0, 0, std::nullopt, false, 0.5f, 4.0f});
   check_all(cases, "fp8 scales");
+}
+
+TEST(CpuMatmul, NarrowerKernelsOfTheMicrokernelVariant) {
+  // The AVX2 kernels (Zen 3 and older Intel run them) and the plain one, on an AVX-512 machine.
+  const auto& micro = kernels::variant_named(kernels::cpu_matmul_variants(), "microkernel");
+  for (const char* isa : {"avx2", "plain"}) {
+    if (std::string(isa) == "avx2" && cpu_lacks({"avx2", "fma"})) continue;
+    setenv("FLOPSCOPE_MATMUL_ISA", isa, 1);
+    for (ComputeMode mode : {ComputeMode::f64, ComputeMode::f32, ComputeMode::bf16})
+      for (Layout layout : {Layout::NN, Layout::NT, Layout::TN})
+        for (const auto& [m, n, k] : kShapes) {
+          const Case t{m, n, k, mode, layout};
+          EXPECT_EQ(check(micro, t), std::nullopt) << isa << " " << t.str();
+        }
+    unsetenv("FLOPSCOPE_MATMUL_ISA");
+  }
 }
 
 TEST(CpuMatmul, AnyThreadCountSplitsTheWorkCorrectly) {

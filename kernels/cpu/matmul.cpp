@@ -4,8 +4,9 @@
 // Variants (one row each in kVariants at the end):
 //   naive        the reference loop itself: one output at a time, products and sums in f64.
 //   blocked      cache blocking (BLIS's five loops) with A and B packed into panels (decoded to
-//                f32, or f64, while packing, through any strides), and a plain C++ 4 x 16 inner
-//                kernel the compiler vectorizes for baseline x86-64 (SSE2); OpenMP as below.
+//                f32, or f64, while packing, through any strides), and a plain C++ 4 x 16 (f64:
+//                4 x 8) inner kernel the compiler vectorizes for baseline x86-64 (SSE2); OpenMP
+//                as below.
 //   microkernel  blocked's loops and panels, plus a register-blocked micro-kernel at the widest
 //                vectors the CPU has, chosen at run time: AVX-512 14 x 32 (f32) / 14 x 16 (f64),
 //                else AVX2 6 x 16 / 6 x 8, with accumulators held in registers for a whole k
@@ -23,8 +24,8 @@
 // is too narrow), and each thread runs the loops on its block alone: for each A panel of mc rows
 // and k block of kc it packs the panel (mr-row slivers, k-major), then for each B block of kc x
 // nc (nr-column slivers, sized to stay in that core's L2) it packs the block and runs the
-// micro-kernel over A slivers x B slivers, the A sliver (mr x kc) staying in L1 while the B
-// slivers stream from L2.
+// micro-kernel over A slivers x B slivers: the B block is reused from L2 by every A sliver, each
+// A sliver (mr x kc) by every B sliver of the block.
 // Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
 // small buffer, and the valid part added to C. C is accumulated in place across k blocks when it
 // is of the kernel's type with unit column stride; otherwise (a narrow or strided C, fp8 scales)
@@ -740,9 +741,13 @@ Packers<float> f32_packers(DType dtype) {
 // A panel mc x kc a few MiB of the L3.
 enum class Isa { plain, avx2, avx512 };
 
+// The widest this CPU has; $FLOPSCOPE_MATMUL_ISA=avx2 (or plain) caps it, so that the tests
+// reach the AVX2 kernels on an AVX-512 machine.
 Isa widest_isa() {
-  if (!cpu_lacks({"avx512f"})) return Isa::avx512;
-  if (!cpu_lacks({"avx2", "fma"})) return Isa::avx2;
+  const char* cap = std::getenv("FLOPSCOPE_MATMUL_ISA");
+  const std::string limit = cap ? cap : "avx512";
+  if (limit == "avx512" && !cpu_lacks({"avx512f"})) return Isa::avx512;
+  if (limit != "plain" && !cpu_lacks({"avx2", "fma"})) return Isa::avx2;
   return Isa::plain;
 }
 

@@ -154,4 +154,6 @@ def test_default_suite_filter_keeps_2048_for_f32_and_bf16_nn():
     assert {"microkernel/f32", "onednn/f32", "openblas/f32", "microkernel_dpbf16/bf16", "onednn/bf16"} <= large
     assert not any(n for n in names if "/m=2048," in n and "/layout=NN" not in n)
     assert not any(n for n in names if n.startswith("matmul/blocked/") and "/m=2048," in n)
-    assert {name.split("layout=")[1] for name in names if "/m=1024," in name} == {"NN", "NT", "TN"}
+    layouts = {(name.split("/")[2], name.split("layout=")[1]) for name in names if "/m=1024," in name}
+    assert {("f32", "NT"), ("f32", "TN"), ("bf16", "NT"), ("bf16", "TN"), ("f8e4m3", "NN")} <= layouts
+    assert ("f64", "NT") not in layouts
