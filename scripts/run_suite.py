@@ -42,7 +42,7 @@ SUITES = {
         "bench_peak": ["--sizes=2^22"],
         "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
         "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
-        "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN,NT",
+        "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN",
                          "--benchmark_enable_random_interleaving=true"],
     },
 }
