@@ -336,109 +336,73 @@ inline void prefetch_tile(const T* c, std::int64_t ldc, int rows, int bytes_per_
       _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc) + offset, _MM_HINT_T0);
 }
 
-template <int MR>
-__attribute__((target("avx512f"))) void ukr_avx512_f32(std::int64_t steps, const float* a, const float* b, float* c,
-                                                       std::int64_t ldc, bool accumulate) {
-  __m512 acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  prefetch_tile(c, ldc, MR, 128);
-  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 32) {
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      const __m512 ar = _mm512_set1_ps(a[r]);
-      acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    float* row = c + r * ldc;
-    if (accumulate) {
-      acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_loadu_ps(row));
-      acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_loadu_ps(row + 16));
-    }
-    _mm512_storeu_ps(row, acc[r][0]);
-    _mm512_storeu_ps(row + 16, acc[r][1]);
-  }
-}
+// The FMA micro-kernel (matmul_fma.inc), compiled for AVX-512 (namespace zmm) and AVX2 (ymm):
+// one template, each ISA's vector types and operations around it.
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace zmm {
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  using type = __m512;
+  static constexpr int lanes = 16;
+};
+template <>
+struct Vec<double> {
+  using type = __m512d;
+  static constexpr int lanes = 8;
+};
+inline __m512 zero(float) { return _mm512_setzero_ps(); }
+inline __m512d zero(double) { return _mm512_setzero_pd(); }
+inline __m512 load(const float* p) { return _mm512_load_ps(p); }
+inline __m512d load(const double* p) { return _mm512_load_pd(p); }
+inline __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512d loadu(const double* p) { return _mm512_loadu_pd(p); }
+inline void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+inline void storeu(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
+inline __m512 broadcast(const float* p) { return _mm512_set1_ps(*p); }
+inline __m512d broadcast(const double* p) { return _mm512_set1_pd(*p); }
+inline __m512 fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+inline __m512d fmadd(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
+inline __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+inline __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+#include "matmul_fma.inc"
+}  // namespace zmm
+#pragma GCC pop_options
 
-template <int MR>
-__attribute__((target("avx512f"))) void ukr_avx512_f64(std::int64_t steps, const double* a, const double* b,
-                                                       double* c, std::int64_t ldc, bool accumulate) {
-  __m512d acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
-  prefetch_tile(c, ldc, MR, 128);
-  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 16) {
-    const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8);
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      const __m512d ar = _mm512_set1_pd(a[r]);
-      acc[r][0] = _mm512_fmadd_pd(ar, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_pd(ar, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    double* row = c + r * ldc;
-    if (accumulate) {
-      acc[r][0] = _mm512_add_pd(acc[r][0], _mm512_loadu_pd(row));
-      acc[r][1] = _mm512_add_pd(acc[r][1], _mm512_loadu_pd(row + 8));
-    }
-    _mm512_storeu_pd(row, acc[r][0]);
-    _mm512_storeu_pd(row + 8, acc[r][1]);
-  }
-}
-
-template <int MR>
-__attribute__((target("avx2,fma"))) void ukr_avx2_f32(std::int64_t steps, const float* a, const float* b, float* c,
-                                                      std::int64_t ldc, bool accumulate) {
-  __m256 acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  prefetch_tile(c, ldc, MR, 64);
-  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 16) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m256 ar = _mm256_broadcast_ss(a + r);
-      acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    float* row = c + r * ldc;
-    if (accumulate) {
-      acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(row));
-      acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(row + 8));
-    }
-    _mm256_storeu_ps(row, acc[r][0]);
-    _mm256_storeu_ps(row + 8, acc[r][1]);
-  }
-}
-
-template <int MR>
-__attribute__((target("avx2,fma"))) void ukr_avx2_f64(std::int64_t steps, const double* a, const double* b,
-                                                      double* c, std::int64_t ldc, bool accumulate) {
-  __m256d acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_pd();
-  prefetch_tile(c, ldc, MR, 64);
-  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 8) {
-    const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m256d ar = _mm256_broadcast_sd(a + r);
-      acc[r][0] = _mm256_fmadd_pd(ar, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_pd(ar, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    double* row = c + r * ldc;
-    if (accumulate) {
-      acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_loadu_pd(row));
-      acc[r][1] = _mm256_add_pd(acc[r][1], _mm256_loadu_pd(row + 4));
-    }
-    _mm256_storeu_pd(row, acc[r][0]);
-    _mm256_storeu_pd(row + 4, acc[r][1]);
-  }
-}
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace ymm {
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  using type = __m256;
+  static constexpr int lanes = 8;
+};
+template <>
+struct Vec<double> {
+  using type = __m256d;
+  static constexpr int lanes = 4;
+};
+inline __m256 zero(float) { return _mm256_setzero_ps(); }
+inline __m256d zero(double) { return _mm256_setzero_pd(); }
+inline __m256 load(const float* p) { return _mm256_load_ps(p); }
+inline __m256d load(const double* p) { return _mm256_load_pd(p); }
+inline __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256d loadu(const double* p) { return _mm256_loadu_pd(p); }
+inline void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+inline void storeu(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
+inline __m256 broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+inline __m256d broadcast(const double* p) { return _mm256_broadcast_sd(p); }
+inline __m256 fmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+inline __m256d fmadd(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
+inline __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+inline __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
+#include "matmul_fma.inc"
+}  // namespace ymm
+#pragma GCC pop_options
 
 // bf16 pairs: a step is two k; vdpbf16ps adds both products of a pair to an f32 lane.
 template <int MR>
@@ -457,15 +421,7 @@ __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
     }
   }
-  for (int r = 0; r < MR; ++r) {
-    float* row = c + r * ldc;
-    if (accumulate) {
-      acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_loadu_ps(row));
-      acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_loadu_ps(row + 16));
-    }
-    _mm512_storeu_ps(row, acc[r][0]);
-    _mm512_storeu_ps(row + 16, acc[r][1]);
-  }
+  zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
 }
 
 // f16 products summed in f16 (32 lanes a register) for kFp16Block steps, then converted and
@@ -477,8 +433,8 @@ template <int MR>
 __attribute__((target("avx512f,avx512bw,avx512fp16"))) void ukr_fp16(std::int64_t steps, const std::uint16_t* a,
                                                                      const std::uint16_t* b, float* c,
                                                                      std::int64_t ldc, bool accumulate) {
-  __m512 lo[MR], hi[MR];
-  for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+  __m512 acc[MR][2];  // f32: columns 0-15, 16-31
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   prefetch_tile(c, ldc, MR, 128);
   for (std::int64_t s0 = 0; s0 < steps; s0 += kFp16Block) {
     const std::int64_t s_end = std::min<std::int64_t>(steps, s0 + kFp16Block);
@@ -492,19 +448,11 @@ __attribute__((target("avx512f,avx512bw,avx512fp16"))) void ukr_fp16(std::int64_
     }
     for (int r = 0; r < MR; ++r) {
       const __m512i bits = _mm512_castph_si512(sum[r]);
-      lo[r] = _mm512_add_ps(lo[r], _mm512_cvtph_ps(_mm512_castsi512_si256(bits)));
-      hi[r] = _mm512_add_ps(hi[r], _mm512_cvtph_ps(_mm512_extracti64x4_epi64(bits, 1)));
+      acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_cvtph_ps(_mm512_castsi512_si256(bits)));
+      acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_cvtph_ps(_mm512_extracti64x4_epi64(bits, 1)));
     }
   }
-  for (int r = 0; r < MR; ++r) {
-    float* row = c + r * ldc;
-    if (accumulate) {
-      lo[r] = _mm512_add_ps(lo[r], _mm512_loadu_ps(row));
-      hi[r] = _mm512_add_ps(hi[r], _mm512_loadu_ps(row + 16));
-    }
-    _mm512_storeu_ps(row, lo[r]);
-    _mm512_storeu_ps(row + 16, hi[r]);
-  }
+  zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
 }
 
 // ---- the loops ----------------------------------------------------------------------------------
@@ -754,8 +702,8 @@ Isa widest_isa() {
 Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
   const Packers<float> pa = f32_packers(a_dtype), pb = f32_packers(b_dtype);
   switch (isa) {
-    case Isa::avx512: return {14, 32, 1, 384, 14 * 220, 480, pa.a, pb.b, ukr_avx512_f32<14>};
-    case Isa::avx2: return {6, 16, 1, 384, 6 * 512, 192, pa.a, pb.b, ukr_avx2_f32<6>};
+    case Isa::avx512: return {14, 32, 1, 384, 14 * 220, 480, pa.a, pb.b, zmm::ukr<float, 14>};
+    case Isa::avx2: return {6, 16, 1, 384, 6 * 512, 192, pa.a, pb.b, ymm::ukr<float, 6>};
     case Isa::plain: break;
   }
   return {4, 16, 1, 256, 4 * 256, 256, pa.a, pb.b, ukr_plain<float, 4, 16>};
@@ -765,8 +713,8 @@ Kernel<double, double> f64_kernel(Isa isa) {
   constexpr auto pack_a64 = pack_a<FromF64, double>;
   constexpr auto pack_b64 = pack_b<FromF64, double>;
   switch (isa) {
-    case Isa::avx512: return {14, 16, 1, 192, 14 * 110, 320, pack_a64, pack_b64, ukr_avx512_f64<14>};
-    case Isa::avx2: return {6, 8, 1, 256, 6 * 256, 128, pack_a64, pack_b64, ukr_avx2_f64<6>};
+    case Isa::avx512: return {14, 16, 1, 192, 14 * 110, 320, pack_a64, pack_b64, zmm::ukr<double, 14>};
+    case Isa::avx2: return {6, 8, 1, 256, 6 * 256, 128, pack_a64, pack_b64, ymm::ukr<double, 6>};
     case Isa::plain: break;
   }
   return {4, 8, 1, 256, 4 * 128, 128, pack_a64, pack_b64, ukr_plain<double, 4, 8>};
