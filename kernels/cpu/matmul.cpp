@@ -10,12 +10,16 @@
 //   microkernel  blocked's loops and panels, plus a register-blocked micro-kernel at the widest
 //                vectors the CPU has, chosen at run time: AVX-512 14 x 32 (f32) / 14 x 16 (f64),
 //                else AVX2 6 x 16 / 6 x 8, with accumulators held in registers for a whole k
-//                block. Narrow dtypes (f16, bf16, fp8) are decoded to f32 while packing and
-//                multiplied by the f32 kernel: emulated (the label says so).
+//                block (one template, matmul_fma.inc, compiled for each ISA). Narrow dtypes (f16,
+//                bf16, fp8) are decoded to f32 while packing and multiplied by the f32 kernel:
+//                emulated (the label says so).
 //   microkernel_dpbf16  bf16 only: A and B packed as bf16 pairs along k, multiplied by AVX512_BF16
 //                vdpbf16ps (two bf16 products per f32 lane, accumulated in f32), 14 x 32.
 //   microkernel_fp16    f16 only: AVX512-FP16 vfmadd231ph on 32 half lanes, the products summed in
-//                f16 over kFp16Block k steps and then added to f32 accumulators, 8 x 32.
+//                f16 over kFp16Block (16) k steps and then added to f32 accumulators, 8 x 32:
+//                twice the f32 rate, 16 f16 roundings per block (matmul_tolerance allows for
+//                them), and partial sums that overflow past f16's 65504. Not run here yet: no
+//                CPU with AVX512-FP16 was at hand (the tests run it where there is one).
 //   onednn       oneDNN's matmul primitive (what PyTorch runs on the CPU); matmul_vendor.cpp.
 //   openblas     OpenBLAS cblas_sgemm / cblas_dgemm (what numpy runs); matmul_vendor.cpp.
 //
