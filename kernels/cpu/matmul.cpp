@@ -108,6 +108,7 @@ void reference_rows(const MatmulProblem& p, std::span<const std::int64_t> rows, 
   for (std::int64_t j0 = 0; j0 < n; j0 += kColumns) {
     const std::int64_t width = std::min(kColumns, n - j0);
     b_block.assign(std::size_t(k * width), 0.0);
+#pragma omp parallel for schedule(static) if (double(k) * double(width) > kParallelWork)
     for (std::int64_t kk = 0; kk < k; ++kk)
       for (std::int64_t j = 0; j < width; ++j) b_block[std::size_t(kk * width + j)] = value(p.b, kk, j0 + j);
 #pragma omp parallel for schedule(dynamic) if (double(rows.size()) * double(k) * double(width) > kParallelWork)
