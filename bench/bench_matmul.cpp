@@ -20,6 +20,8 @@
 // accuracy of the dtype: max_rel_error and mean_rel_error, |C - ref| / |ref| (error_stats) over
 // the elements checked, where ref is A·B in f64 of the random inputs before they were rounded
 // to the dtype: the error includes what rounding the inputs costs, not only the accumulation.
+// Both divide by |ref| (lib's error_stats), so outputs near zero, where a sum cancels, dominate
+// the max and lift the mean: compare dtypes by their order, not by one extreme element.
 // Validation: a case fails, untimed, when an element is off the f64 product of its stored
 // inputs by more than matmul_tolerance (k·u of the accumulation and the output's rounding)
 // times its scale Σ|a·b|. References (Note [checking large matmuls]): the f64 loop for every
