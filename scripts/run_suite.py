@@ -40,12 +40,23 @@ SUITES = {
         "bench_copy": [],
         # Conversions and their f32->f32 copy baseline share the machine's noise fairly.
         "bench_convert": ["--benchmark_enable_random_interleaving=true"],
+        # CPU: every variant and mode at 256 and 1024 NN, f32 and bf16 also NT and TN at 1024; at
+        # 2048 NN f32 and bf16 only (own kernels against oneDNN and OpenBLAS near the FMA
+        # ceiling), without the plain-C++ blocked kernel (a second a call). Each repetition
+        # validates against an f64 reference. CUDA devices: every default square.
+        "bench_matmul": ["--benchmark_enable_random_interleaving=true",
+                         "--benchmark_filter=-(/cpu/m=(128|512|4096),"
+                         "|/cpu/m=(256,n=256,k=256|2048,n=2048,k=2048)/layout=(NT|TN)"
+                         "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
+                         "|^matmul/(blocked/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=2048,)"],
     },
     "quick": {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
         "bench_peak": ["--sizes=2^22"],
         "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
         "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
+        "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN",
+                         "--benchmark_enable_random_interleaving=true"],
     },
 }
 

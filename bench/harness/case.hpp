@@ -79,13 +79,13 @@ struct Case {
   std::string compute;       // peak key whose rate applies ("f32", "f8", ...); empty: none
   std::string ceiling;       // bench_peak only: "memory:copy", "compute:f32"
   std::optional<std::string> skip;  // a named skip: listed with its reason, never run
+  // Words added to the label after bound= and compute= ("out=f32 emulated"), asked when the
+  // counters are set (after the timed run, so a choice made in prepare() can be one). May be empty.
+  std::function<std::string()> label;
   std::vector<Operand> operands;
   // The timed call, prepared for the operands (TensorRefs on the case's device, in order).
   std::function<kernels::Runner(std::span<const TensorRef> operands)> prepare;
   Validation validation;
-  // Words for the label that only preparation knows (a vendor library's chosen algorithm:
-  // "algo=..."): prepare() may write them here; they follow bound=, compute= and ceiling=.
-  std::shared_ptr<std::string> note = std::make_shared<std::string>();
 };
 
 // The operands' views with no storage behind them (data null) on `device`: what a variant's

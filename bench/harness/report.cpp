@@ -37,7 +37,8 @@ void set_counters(benchmark::State& state, const DeviceContext& device, const Ca
   std::string label = std::string("bound=") + (c.bound == Bound::memory ? "memory" : "compute");
   if (!c.compute.empty()) label += " compute=" + c.compute;
   if (!c.ceiling.empty()) label += " ceiling=" + c.ceiling;
-  if (c.note && !c.note->empty()) label += " " + *c.note;
+  if (c.label)
+    if (const std::string words = c.label(); !words.empty()) label += " " + words;
   state.SetLabel(label);
 }
 
