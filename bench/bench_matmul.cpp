@@ -17,11 +17,11 @@
 // Inputs: fill_uniform's values, uniform in [-1, 1) rounded to the dtype, from one seed per
 // operand: the same values in every layout and variant.
 // Counters: flops = 2mnk, bytes = A, B read once and C written once (lib's matmul_cost), and the
-// accuracy of the dtype: max_rel_error and mean_rel_error, |C - ref| / |ref| (error_stats) over
-// the elements checked, where ref is A·B in f64 of the random inputs before they were rounded
-// to the dtype: the error includes what rounding the inputs costs, not only the accumulation.
-// Both divide by |ref| (lib's error_stats), so outputs near zero, where a sum cancels, dominate
-// the max and lift the mean: compare dtypes by their order, not by one extreme element.
+// accuracy of the dtype: max_rel_error and mean_rel_error, |C - ref| / Σ|a·b| (error_stats with
+// the dot product's scale) over the elements checked, where ref is A·B in f64 of the random
+// inputs before they were rounded to the dtype: the error includes what rounding the inputs
+// costs, not only the accumulation. Divided by Σ|a·b| rather than |ref|, an output near zero,
+// where a sum cancels, does not turn a small error into a huge relative one.
 // Validation: a case fails, untimed, when an element is off the f64 product of its stored
 // inputs by more than matmul_tolerance (k·u of the accumulation and the output's rounding)
 // times its scale Σ|a·b|. References (Note [checking large matmuls]): the f64 loop for every
@@ -188,7 +188,7 @@ std::optional<std::string> check_matmul(const kernels::MatmulProblem& p, const k
     if (auto mismatch = compare_close(part.got.ref(), part.exact.ref(), bound, &scale))
       return "C is off the f64 reference by more than its bound (matmul_tolerance): " + *mismatch +
              (parts.size() > 1 ? " (of the sampled rows, then columns)" : "");
-    const ErrorStats stats = error_stats(part.got.ref(), part.ideal.ref());
+    const ErrorStats stats = error_stats(part.got.ref(), part.ideal.ref(), &scale);
     max_rel = std::max(max_rel, stats.max_rel);
     sum_rel += stats.mean_rel * double(stats.count);
     count += stats.count;

@@ -206,4 +206,11 @@ TEST(Compare, ErrorStatsAreRelativeToTheReference) {
   EXPECT_DOUBLE_EQ(stats.max_abs, 1.0);
   EXPECT_DOUBLE_EQ(stats.max_rel, 0.25);
   EXPECT_NEAR(stats.mean_rel, (0.1 + 0 + 0.25) / 3, 1e-12);
+  // Against a scale (Σ|a·b| of a dot product), the zero reference counts too.
+  Tensor scale = from_values({10.0, 10.0, 10.0, 10.0}, {}, {DType::f64});
+  const TensorRef scale_ref = scale.ref();
+  const ErrorStats scaled = error_stats(out.ref(), ref.ref(), &scale_ref);
+  EXPECT_EQ(scaled.count, 4);
+  EXPECT_DOUBLE_EQ(scaled.max_rel, 0.5);  // |5 - 0| / 10
+  EXPECT_NEAR(scaled.mean_rel, (0.1 + 0 + 5 + 1) / 10 / 4, 1e-12);
 }
