@@ -22,8 +22,8 @@
 // every view kind. Sources hold random bits (NaN patterns included), except for cuBLAS's geam,
 // which computes 1 * a + 0 * b and so canonicalizes NaNs: finite values for it.
 #include <algorithm>
-#include <numeric>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "copy_cases.hpp"
@@ -109,16 +109,9 @@ ViewSpec view_spec(const Point& p, const std::string& view) {
     const std::int64_t m = mn[0], n = mn[1];
     return {{{"m", m}, {"n", n}}, {{"view", view}}, {m, n}, view == "expand_row" ? Strides{0, 1} : Strides{1, 0}};
   }
-  // permute
+  // permute (main() has checked that every order fits every shape)
   const auto& source = p.ints("shape");
   const auto& order = p.ints("perm");
-  if (order.size() != source.size())
-    usage_error("bench_strided", "--perm=" + [&] {
-      std::string text;
-      for (std::int64_t i : order) text += (text.empty() ? "" : ",") + std::to_string(i);
-      return text;
-    }() + " has " + std::to_string(order.size()) + " indices but --shape= has " + std::to_string(source.size()) +
-                                     " dimensions (" + shape_str(source) + ")");
   ViewSpec v = permuted(source, order);
   std::string perm;
   for (std::size_t i = 0; i < source.size(); ++i) {
@@ -215,9 +208,33 @@ std::vector<AxisValue> default_matrices(const DeviceContext& device, DType dtype
   return values;
 }
 
-// m = 4096 rows of 64 MiB in all (past the last-level cache of the CPUs flopscope meets).
+// 4096 rows, 64 MiB in all (past the last-level cache of the CPUs flopscope meets).
 std::vector<AxisValue> default_wide(const DeviceContext&, DType dtype) {
-  return one({4096, (std::int64_t{16} << 20) / std::int64_t(dtype_size(dtype))});
+  return one({4096, (std::int64_t{64} << 20) / 4096 / std::int64_t(dtype_size(dtype))});
+}
+
+// Exits 2 with one line, before anything runs, where a --perm has not as many indices as a
+// --shape has dimensions (and permutes are selected).
+void check_permutations(int argc, char** argv, const Family& family) {
+  const Selection selection = parse_flags(argc, argv, family);
+  auto values = [&](const std::string& name) {
+    if (auto given = selection.axes.find(name); given != selection.axes.end()) return given->second;
+    for (const Axis& axis : family.axes)
+      if (axis.name == name) return axis.defaults(DeviceContext{}, DType::f32);
+    return std::vector<AxisValue>{};
+  };
+  const auto views = values("view");
+  if (std::find(views.begin(), views.end(), AxisValue{std::string("permute")}) == views.end()) return;
+  for (const AxisValue& shape : values("shape"))
+    for (const AxisValue& perm : values("perm")) {
+      const auto& dims = std::get<std::vector<std::int64_t>>(shape);
+      const auto& order = std::get<std::vector<std::int64_t>>(perm);
+      if (dims.size() == order.size()) continue;
+      std::string text;
+      for (std::int64_t i : order) text += (text.empty() ? "" : ",") + std::to_string(i);
+      usage_error(family.binary, "--perm=" + text + " has " + std::to_string(order.size()) + " indices but --shape=" +
+                                     shape_str(dims) + " has " + std::to_string(dims.size()) + " dimensions");
+    }
 }
 
 }  // namespace
@@ -273,5 +290,6 @@ int main(int argc, char** argv) {
     family.benches.push_back({.name = group.name, .variants = strided_names, .axes = axes,
                                     .build = [&group](const Point& p) { return build_strided(p, group); }});
   }
+  check_permutations(argc, argv, family);
   return run_family(argc, argv, family);
 }

@@ -27,12 +27,21 @@ SUITES = {
         "bench_copy": [],
         # Conversions and their f32->f32 copy baseline share the machine's noise fairly.
         "bench_convert": ["--benchmark_enable_random_interleaving=true"],
+        # Each view or broadcast and the copy of the same bytes it is set against, interleaved.
+        "bench_strided": ["--benchmark_enable_random_interleaving=true"],
+        "bench_broadcast": ["--benchmark_enable_random_interleaving=true"],
     },
     "quick": {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
         "bench_peak": ["--sizes=2^22"],
         "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
         "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
+        # One case of each view kind and each broadcast pattern.
+        "bench_strided": ["--matrices=1024x1024", "--heads=8x256x12x64", "--slices=1024x1024", "--steps=4",
+                          "--expands=1024x1024", "--shape=8x256x12x64", "--perm=0,2,3,1",
+                          "--benchmark_enable_random_interleaving=true"],
+        "bench_broadcast": ["--btd=8x256x768", "--outer=1024x1024", "--ops=add",
+                            "--benchmark_enable_random_interleaving=true"],
     },
 }
 

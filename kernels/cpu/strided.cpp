@@ -178,43 +178,56 @@ void strided_naive(const CopyProblem& p, Stream) {
 
 // ---- the three kinds, for blocked and simd ----
 
-// Rows of `length` elements: row_fn(dst_row, src_row, length) per row, rows split across threads.
+// The rows of a plan (sizes[dims-1] elements, src_strides[dims-1] apart in src) in pieces of at
+// most 16 KiB of dst: row_fn(dst_piece, src_piece, length) per piece, pieces split across threads
+// (so that one long row, a merged slice's, still keeps every thread busy).
 template <class T, class RowFn>
 void for_each_row(const StridedPlan& plan, T* dst, const T* src, RowFn&& row_fn) {
   const int inner = plan.dims - 1;
-  const std::int64_t length = inner >= 0 ? plan.sizes[inner] : 1;
+  const std::int64_t length = inner >= 0 ? plan.sizes[inner] : 1, step = inner >= 0 ? plan.src_strides[inner] : 0;
+  const std::int64_t piece = 16384 / std::int64_t(sizeof(T)), pieces = ceil_div(length, piece);
   Walker outer(plan, inner, -1);
-  const std::int64_t rows = outer.count();
-  const std::int64_t min_rows = std::max<std::int64_t>(1, kParallelBytes / (length * std::int64_t(sizeof(T))));
-  parallel_chunks(std::size_t(rows), 1, std::size_t(min_rows), [&](std::size_t begin, std::size_t count) {
+  const std::int64_t items = outer.count() * pieces;
+  const std::int64_t min_items = std::max<std::int64_t>(1, kParallelBytes / (std::min(length, piece) * std::int64_t(sizeof(T))));
+  parallel_chunks(std::size_t(items), 1, std::size_t(min_items), [&](std::size_t begin, std::size_t count) {
     Walker w = outer;
-    w.seek(std::int64_t(begin));
-    for (std::size_t r = 0; r < count; ++r, w.next()) row_fn(dst + w.dst, src + w.src, length);
+    w.seek(std::int64_t(begin) / pieces);
+    std::int64_t p = std::int64_t(begin) % pieces;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::int64_t j0 = p * piece;
+      row_fn(dst + w.dst + j0, src + w.src + j0 * step, std::min(piece, length - j0));
+      if (++p == pieces) {
+        p = 0;
+        w.next();
+      }
+    }
     _mm_sfence();  // non-temporal stores, if any, are weakly ordered
   });
 }
 
 // A transpose: out[r][c] = in[c * S + r] over the pivot (r) and innermost (c) dimensions, per
-// batch index, in blocks of `block` x `block` elements; tile_fn(dst, src, rows, cols, S, D) per
-// block, blocks split across threads (within a thread, cols fastest: dst rows are written in order).
+// batch index, in blocks of `block_rows` x `block_cols` elements; tile_fn(dst, src, rows, cols, S, D)
+// per block, blocks split across threads. Within a thread, blocks go along dst rows (c fastest).
 template <class T, class TileFn>
-void for_each_tile(const StridedPlan& plan, T* dst, const T* src, std::int64_t block, TileFn&& tile_fn) {
+void for_each_tile(const StridedPlan& plan, T* dst, const T* src, std::int64_t block_rows, std::int64_t block_cols,
+                   TileFn&& tile_fn) {
   const int p = plan.pivot, in = plan.dims - 1;
   const std::int64_t rows = plan.sizes[p], cols = plan.sizes[in];
   const std::int64_t S = plan.src_strides[in], D = plan.dst_strides[p];
   Walker batch(plan, p, in);
-  const std::int64_t row_blocks = ceil_div(rows, block), col_blocks = ceil_div(cols, block);
+  const std::int64_t row_blocks = ceil_div(rows, block_rows), col_blocks = ceil_div(cols, block_cols);
   const std::int64_t blocks = batch.count() * row_blocks * col_blocks;
-  const std::int64_t min_blocks = std::max<std::int64_t>(1, kParallelBytes / (block * block * std::int64_t(sizeof(T))));
+  const std::int64_t min_blocks = std::max<std::int64_t>(1, kParallelBytes / (block_rows * block_cols * std::int64_t(sizeof(T))));
   parallel_chunks(std::size_t(blocks), 1, std::size_t(min_blocks), [&](std::size_t begin, std::size_t count) {
     Walker w = batch;
     for (std::size_t i = begin; i < begin + count; ++i) {
       const auto item = std::int64_t(i);
-      const std::int64_t cb = item % col_blocks, rb = item / col_blocks % row_blocks, b = item / col_blocks / row_blocks;
+      const std::int64_t b = item / (row_blocks * col_blocks), within = item % (row_blocks * col_blocks);
+      const std::int64_t rb = within / col_blocks, cb = within % col_blocks;
       w.seek(b);
-      const std::int64_t r0 = rb * block, c0 = cb * block;
-      tile_fn(dst + w.dst + r0 * D + c0, src + w.src + c0 * S + r0, std::min(block, rows - r0),
-              std::min(block, cols - c0), S, D);
+      const std::int64_t r0 = rb * block_rows, c0 = cb * block_cols;
+      tile_fn(dst + w.dst + r0 * D + c0, src + w.src + c0 * S + r0, std::min(block_rows, rows - r0),
+              std::min(block_cols, cols - c0), S, D);
     }
     _mm_sfence();
   });
@@ -226,16 +239,17 @@ void tile_scalar(T* dst, const T* src, std::int64_t rows, std::int64_t cols, std
     for (std::int64_t r = 0; r < rows; ++r) dst[r * D + c] = src[c * S + r];
 }
 
-// blocked's tiles: 128 bytes' worth of elements square (one L1-resident 16 KiB buffer at most).
-constexpr std::int64_t kBlockedTileBytes = 128;
+// blocked's tiles: 128 bytes' worth of elements square, 16 at least (an L1-resident buffer of
+// 16 KiB at most).
+template <class T>
+constexpr std::int64_t kBlockedSide = std::max<std::int64_t>(16, 128 / std::int64_t(sizeof(T)));
 
 // A tile through an L1 buffer: src rows in whole, then dst rows out whole, so that every line is
 // read or written once even where both row pitches are powers of two (whose lines all fall in one
 // L1 set: a tile walked in place evicts its own lines before it is done with them).
 template <class T>
 void tile_buffered(T* dst, const T* src, std::int64_t rows, std::int64_t cols, std::int64_t S, std::int64_t D) {
-  constexpr std::int64_t side = std::max<std::int64_t>(16, kBlockedTileBytes / std::int64_t(sizeof(T)));
-  alignas(64) T buffer[side * side];
+  alignas(64) T buffer[kBlockedSide<T> * kBlockedSide<T>];
   for (std::int64_t c = 0; c < cols; ++c) std::memcpy(buffer + c * rows, src + c * S, std::size_t(rows) * sizeof(T));
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) dst[r * D + c] = buffer[c * rows + r];
@@ -255,8 +269,7 @@ void blocked_typed(const StridedPlan& plan, T* dst, const T* src) {
       for_each_row(plan, dst, src, [](T* out, const T* in, std::int64_t n) { std::memcpy(out, in, std::size_t(n) * sizeof(T)); });
       return;
     case StridedPlan::Kind::transpose:
-      for_each_tile(plan, dst, src, std::max<std::int64_t>(16, kBlockedTileBytes / std::int64_t(sizeof(T))),
-                    tile_buffered<T>);
+      for_each_tile(plan, dst, src, kBlockedSide<T>, kBlockedSide<T>, tile_buffered<T>);
       return;
     case StridedPlan::Kind::gather: {
       const std::int64_t stride = plan.src_strides[plan.dims - 1];
@@ -527,12 +540,14 @@ void simd_typed(const StridedPlan& plan, T* dst, const T* src) {
       const std::int64_t V = k.side;
       // Micro-tiles' rows start on vector boundaries of dst when its row pitch is whole lines.
       const bool tile_nt = nt && (plan.dst_strides[plan.pivot] * std::int64_t(sizeof(T))) % 64 == 0;
-      const std::int64_t block = 4 * V;
-      for_each_tile(plan, dst, src, block, [tile_nt, V](T* out, const T* in, std::int64_t rows, std::int64_t cols,
-                                                        std::int64_t S, std::int64_t D) {
+      // Blocks one micro-tile high (V src rows) and a page of each src row long: every src row is
+      // read 4 KiB at a time, in order, and dst rows are written a line at a time, in order.
+      const std::int64_t block_rows = 4096 / std::int64_t(sizeof(T));
+      for_each_tile(plan, dst, src, block_rows, V, [tile_nt, V](T* out, const T* in, std::int64_t rows, std::int64_t cols,
+                                                                std::int64_t S, std::int64_t D) {
         const std::int64_t full_rows = rows / V * V, full_cols = cols / V * V;
-        for (std::int64_t r = 0; r < full_rows; r += V)
-          for (std::int64_t c = 0; c < full_cols; c += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
+        for (std::int64_t c = 0; c < full_cols; c += V)
+          for (std::int64_t r = 0; r < full_rows; r += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
         if (full_cols < cols) tile_scalar(out + full_cols, in + full_cols * S, full_rows, cols - full_cols, S, D);
         if (full_rows < rows) tile_scalar(out + full_rows * D, in + full_rows, rows - full_rows, cols, S, D);
       });
