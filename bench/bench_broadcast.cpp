@@ -76,11 +76,8 @@ kernels::BinaryOp op_of(const Point& p) { return p.choice("op") == "add" ? kerne
 std::optional<Case> build_baseline(const Point& p, const PatternGroup& group) {
   const auto operands = operands_of(p, group.patterns, group.axis);
   if (!operands) return std::nullopt;
-  const Device device = p.device->device;
-  const std::int64_t n = elementwise_binary_cost(operands->a, operands->b, p.dtype).bytes / 2 / std::int64_t(dtype_size(p.dtype));
-  const auto& copy = kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "memcpy_async");
-  return copy_case({"broadcast", "copy", std::string(dtype_name(p.dtype)), device.str(), {{"n", n}}, {}}, copy, p.dtype, n,
-                   device);
+  const std::int64_t bytes = elementwise_binary_cost(operands->a, operands->b, p.dtype).bytes;
+  return copy_baseline("broadcast", p.dtype, bytes / 2 / std::int64_t(dtype_size(p.dtype)), p.device->device);
 }
 
 std::optional<Case> build_binary(const Point& p, const PatternGroup& group) {
@@ -130,13 +127,10 @@ int main(int argc, char** argv) {
                {.name = "outer", .flag = "outer", .kind = Axis::Kind::shapes, .help = "outer output shapes NxM",
                 .keys = {"n", "m"}, .defaults = [](const DeviceContext&, DType) { return values({{4096, 4096}}); }}},
   };
+  std::vector<BaselinedGroup> groups;
   for (const PatternGroup& group : kGroups)
-    family.benches.push_back({.name = group.name + " copy baseline",
-                              .variants = [](Device::Kind) { return std::vector<std::string>{"copy"}; },
-                              .axes = {"op", "bcast", group.axis},
-                              .build = [&group](const Point& p) { return build_baseline(p, group); }});
-  for (const PatternGroup& group : kGroups)
-    family.benches.push_back({.name = group.name, .variants = binary_names, .axes = {"op", "bcast", group.axis},
-                              .build = [&group](const Point& p) { return build_binary(p, group); }});
+    groups.push_back({group.name, {"op", "bcast", group.axis}, [&group](const Point& p) { return build_baseline(p, group); },
+                      [&group](const Point& p) { return build_binary(p, group); }});
+  family.benches = benches_with_baselines(groups, binary_names);
   return run_family(argc, argv, family);
 }

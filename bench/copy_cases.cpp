@@ -13,6 +13,24 @@ Case copy_case(CaseName name, const kernels::CopyVariant& variant, DType dtype, 
   return c;
 }
 
+Case copy_baseline(const std::string& family, DType dtype, std::int64_t n, Device device) {
+  const auto& copy = kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "memcpy_async");
+  return copy_case({family, "copy", std::string(dtype_name(dtype)), device.str(), {{"n", n}}, {}}, copy, dtype, n, device);
+}
+
+std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& groups,
+                                          std::function<std::vector<std::string>(Device::Kind)> variants) {
+  std::vector<Bench> benches;
+  for (const BaselinedGroup& group : groups)
+    benches.push_back({.name = group.name + " copy baseline",
+                       .variants = [](Device::Kind) { return std::vector<std::string>{"copy"}; },
+                       .axes = group.axes,
+                       .build = group.baseline});
+  for (const BaselinedGroup& group : groups)
+    benches.push_back({.name = group.name, .variants = variants, .axes = group.axes, .build = group.build});
+  return benches;
+}
+
 std::span<const kernels::CopyVariant> copy_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_copy_variants() : kernels::cuda_copy_variants();
 }

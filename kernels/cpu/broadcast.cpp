@@ -395,28 +395,18 @@ std::optional<std::string> onednn_unavailable(const BinaryProblem& p) {
   if (broadcasts(p.a) && broadcasts(p.b))
     return "oneDNN's binary broadcasts its second operand only; here both operands broadcast";
   if (p.out.numel() == 0) return std::nullopt;
-  try {
-    binary_pd(p, binary_descs(p));
-  } catch (const dnnl::error& error) {
-    return std::string("oneDNN: ") + error.what();
-  }
-  return std::nullopt;
+  return dnnl_refusal([&] { binary_pd(p, binary_descs(p)); });
 }
 
 Runner onednn_prepare(const BinaryProblem& p) {
   if (p.out.numel() == 0) return [](Stream) {};
   const BinaryDescs d = binary_descs(p);
-  dnnl::binary binary(binary_pd(p, d));
   const TensorRef& first = d.swapped ? p.b : p.a;
   const TensorRef& second = d.swapped ? p.a : p.b;
-  dnnl::memory src0(d.src0, dnnl_cpu_engine(), first.element_data());
-  dnnl::memory src1(d.src1, dnnl_cpu_engine(), second.element_data());
-  dnnl::memory dst(d.dst, dnnl_cpu_engine(), p.out.element_data());
-  return [binary, src0, src1, dst](Stream) {
-    dnnl::stream& stream = dnnl_cpu_stream();
-    binary.execute(stream, {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}});
-    stream.wait();
-  };
+  return dnnl_runner(dnnl::binary(binary_pd(p, d)),
+                     {{DNNL_ARG_SRC_0, dnnl::memory(d.src0, dnnl_cpu_engine(), first.element_data())},
+                      {DNNL_ARG_SRC_1, dnnl::memory(d.src1, dnnl_cpu_engine(), second.element_data())},
+                      {DNNL_ARG_DST, dnnl::memory(d.dst, dnnl_cpu_engine(), p.out.element_data())}});
 }
 #else
 std::optional<std::string> onednn_unavailable(const BinaryProblem&) { return "built without oneDNN"; }

@@ -9,7 +9,9 @@
 //            or written whole, once; gathers element by element.
 //   simd     blocked, with the tiles transposed in registers at the widest vector width the CPU
 //            has (AVX-512: 16 x 16 4-byte and 8 x 8 8-byte elements in zmm; AVX2: 8 x 8 and 4 x 4
-//            in ymm; 2-byte 16 x 16 in ymm and 1-byte 16 x 16 in xmm on both), rows by vector
+//            in ymm; 2-byte 16 x 16 in ymm and 1-byte 16 x 16 in xmm on both) straight from src to
+//            dst, in blocks one micro-tile high and 4 KiB of each src row long (src rows read in
+//            order a page at a time, dst rows written in order a line at a time); rows by vector
 //            copies, expanded columns by broadcast stores, and non-temporal stores when src and
 //            dst together exceed the last-level cache (on a 64-byte aligned destination).
 //            AVX-512 or AVX2 chosen at run time; a CPU with neither is a skip that says so.
@@ -107,6 +109,20 @@ struct Walker {
       ++dims;
     }
   }
+  // Reorders the dimensions so that the walk goes through src in storage order (the largest src
+  // stride outermost; stable, so dst order breaks ties).
+  void in_src_order() {
+    std::array<int, kMaxDims> order{};
+    for (int d = 0; d < dims; ++d) order[std::size_t(d)] = d;
+    std::stable_sort(order.begin(), order.begin() + dims, [&](int a, int b) { return src_strides[std::size_t(a)] > src_strides[std::size_t(b)]; });
+    const Walker old = *this;
+    for (int d = 0; d < dims; ++d) {
+      const auto from = std::size_t(order[std::size_t(d)]);
+      sizes[std::size_t(d)] = old.sizes[from];
+      src_strides[std::size_t(d)] = old.src_strides[from];
+      dst_strides[std::size_t(d)] = old.dst_strides[from];
+    }
+  }
   std::int64_t count() const {
     std::int64_t n = 1;
     for (int d = 0; d < dims; ++d) n *= sizes[d];
@@ -180,13 +196,16 @@ void strided_naive(const CopyProblem& p, Stream) {
 
 // The rows of a plan (sizes[dims-1] elements, src_strides[dims-1] apart in src) in pieces of at
 // most 16 KiB of dst: row_fn(dst_piece, src_piece, length) per piece, pieces split across threads
-// (so that one long row, a merged slice's, still keeps every thread busy).
+// (so that one long row, a merged slice's, still keeps every thread busy), in src's storage
+// order: src is read as a stream and dst rows are written whole wherever they go (split heads:
+// 28 GB/s instead of 6 on one Zen 4 core, where dst order read 256-byte rows 3 KiB apart).
 template <class T, class RowFn>
 void for_each_row(const StridedPlan& plan, T* dst, const T* src, RowFn&& row_fn) {
   const int inner = plan.dims - 1;
   const std::int64_t length = inner >= 0 ? plan.sizes[inner] : 1, step = inner >= 0 ? plan.src_strides[inner] : 0;
   const std::int64_t piece = 16384 / std::int64_t(sizeof(T)), pieces = ceil_div(length, piece);
   Walker outer(plan, inner, -1);
+  outer.in_src_order();
   const std::int64_t items = outer.count() * pieces;
   const std::int64_t min_items = std::max<std::int64_t>(1, kParallelBytes / (std::min(length, piece) * std::int64_t(sizeof(T))));
   parallel_chunks(std::size_t(items), 1, std::size_t(min_items), [&](std::size_t begin, std::size_t count) {
@@ -608,27 +627,18 @@ ReorderDescs reorder_descs(const CopyProblem& p) {
 std::optional<std::string> reorder_unavailable(const CopyProblem& p) {
   if (auto reason = needs_contiguous_destination(p)) return reason;
   if (p.src.numel() == 0) return std::nullopt;
-  try {
+  return dnnl_refusal([&] {
     const ReorderDescs d = reorder_descs(p);
     dnnl::reorder::primitive_desc(dnnl_cpu_engine(), d.src, dnnl_cpu_engine(), d.dst);
-  } catch (const dnnl::error& error) {
-    return std::string("oneDNN: ") + error.what();
-  }
-  return std::nullopt;
+  });
 }
 
 Runner reorder_prepare(const CopyProblem& p) {
   if (p.src.numel() == 0) return [](Stream) {};
   const ReorderDescs d = reorder_descs(p);
   const dnnl::reorder::primitive_desc pd(dnnl_cpu_engine(), d.src, dnnl_cpu_engine(), d.dst);
-  dnnl::reorder reorder(pd);
-  dnnl::memory src(d.src, dnnl_cpu_engine(), p.src.element_data());
-  dnnl::memory dst(d.dst, dnnl_cpu_engine(), p.dst.element_data());
-  return [reorder, src, dst](Stream) {
-    dnnl::stream& stream = dnnl_cpu_stream();
-    reorder.execute(stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
-    stream.wait();
-  };
+  return dnnl_runner(dnnl::reorder(pd), {{DNNL_ARG_FROM, dnnl::memory(d.src, dnnl_cpu_engine(), p.src.element_data())},
+                                         {DNNL_ARG_TO, dnnl::memory(d.dst, dnnl_cpu_engine(), p.dst.element_data())}});
 }
 #else
 std::optional<std::string> reorder_unavailable(const CopyProblem&) { return "built without oneDNN"; }

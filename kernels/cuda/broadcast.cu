@@ -22,23 +22,13 @@
 #include <type_traits>
 
 #include "flopscope/kernels/broadcast.hpp"
+#include "launch.cuh"
 
 namespace flopscope::kernels {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-unsigned grid_for(std::int64_t work) {
-  static const int sm_blocks = [] {
-    int device = 0, sms = 1;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    return sms * 8;
-  }();
-  const std::int64_t needed = (work + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(needed, sm_blocks * 16)));
-}
 
 // Element types by their bits; C is what they are computed in.
 struct F16 {
@@ -170,14 +160,14 @@ void run(const BinaryProblem& p, bool vectorized, cudaStream_t stream) {
     const std::int64_t vectors = plan.numel / (16 / std::int64_t(sizeof(T)));
     auto* out16 = reinterpret_cast<uint4*>(out);
     const bool as = plan.a_strides[inner] == 1, bs = plan.b_strides[inner] == 1;
-    const unsigned grid = grid_for(vectors);
+    const unsigned grid = grid_blocks(vectors, kThreads);
     if (as && bs) vec_kernel<T, Op, 1, 1><<<grid, kThreads, 0, stream>>>(out16, a, b, plan);
     else if (as) vec_kernel<T, Op, 1, 0><<<grid, kThreads, 0, stream>>>(out16, a, b, plan);
     else if (bs) vec_kernel<T, Op, 0, 1><<<grid, kThreads, 0, stream>>>(out16, a, b, plan);
     else vec_kernel<T, Op, 0, 0><<<grid, kThreads, 0, stream>>>(out16, a, b, plan);
     return;
   }
-  plain_kernel<T, Op><<<grid_for(plan.numel), kThreads, 0, stream>>>(out, a, b, plan);
+  plain_kernel<T, Op><<<grid_blocks(plan.numel, kThreads), kThreads, 0, stream>>>(out, a, b, plan);
 }
 
 template <class T>

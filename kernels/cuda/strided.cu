@@ -29,25 +29,13 @@
 #include <string>
 
 #include "flopscope/kernels/strided.hpp"
+#include "launch.cuh"
 
 namespace flopscope::kernels {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-// Blocks for a grid-stride loop over `work` items of `per_block` each: enough to fill every SM
-// (8 blocks of 256 threads per SM), no more than the work needs.
-unsigned grid_for(std::int64_t work, std::int64_t per_block) {
-  static const int sm_blocks = [] {
-    int device = 0, sms = 1;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    return sms * 8;
-  }();
-  const std::int64_t needed = (work + per_block - 1) / per_block;
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(needed, sm_blocks * 16)));
-}
 
 // A StridedPlan with plain arrays (std::array's operator[] is host code).
 struct DevicePlan {
@@ -82,7 +70,7 @@ __global__ void naive_kernel(T* __restrict__ dst, const T* __restrict__ src, Dev
 
 template <class T>
 void run_naive(const StridedPlan& plan, void* dst, const void* src, cudaStream_t stream) {
-  naive_kernel<T><<<grid_for(plan.numel, kThreads), kThreads, 0, stream>>>(static_cast<T*>(dst),
+  naive_kernel<T><<<grid_blocks(plan.numel, kThreads), kThreads, 0, stream>>>(static_cast<T*>(dst),
                                                                            static_cast<const T*>(src), device_plan(plan));
 }
 
@@ -164,7 +152,7 @@ template <class T, int PITCH>
 void run_transpose(const StridedPlan& plan, void* dst, const void* src, cudaStream_t stream) {
   const TransposeArgs t = transpose_args(plan);
   const std::int64_t tiles = t.batch * ((t.rows + kTile - 1) / kTile) * ((t.cols + kTile - 1) / kTile);
-  transpose_kernel<T, PITCH><<<grid_for(tiles, 1), kTile * kTileRows, 0, stream>>>(static_cast<T*>(dst),
+  transpose_kernel<T, PITCH><<<grid_blocks(tiles, 1), kTile * kTileRows, 0, stream>>>(static_cast<T*>(dst),
                                                                                  static_cast<const T*>(src), t);
 }
 
@@ -245,7 +233,7 @@ template <class T>
 void run_transpose_vec(const StridedPlan& plan, void* dst, const void* src, cudaStream_t stream) {
   const TransposeArgs t = transpose_args(plan);
   const std::int64_t tiles = t.batch * ((t.rows + VecTile<T>::width - 1) / VecTile<T>::width) * ((t.cols + kTile - 1) / kTile);
-  transpose_vec_kernel<T><<<grid_for(tiles, 1), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), t);
+  transpose_vec_kernel<T><<<grid_blocks(tiles, 1), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), t);
 }
 
 // Rows of `length` elements (16-byte multiples, aligned): one 16-byte vector per thread per step.
@@ -298,7 +286,7 @@ void run_scheme(Scheme scheme, const StridedPlan& plan, void* dst, const void* s
   }
   if (plan.kind == StridedPlan::Kind::rows && scheme == Scheme::smem_vec)
     if (const auto rows = row_args(plan, dst, src)) {
-      rows_vec_kernel<<<grid_for(rows->vectors, kThreads), kThreads, 0, stream>>>(static_cast<uint4*>(dst),
+      rows_vec_kernel<<<grid_blocks(rows->vectors, kThreads), kThreads, 0, stream>>>(static_cast<uint4*>(dst),
                                                                                 static_cast<const uint4*>(src), *rows);
       return;
     }
