@@ -1,7 +1,7 @@
 // The copy case, shared by bench_copy (every variant and dtype), bench_convert (the f32->f32
 // baseline beside each conversion) and bench_peak (the copy ceiling), so that all three measure
-// a copy the same way: random source, poisoned destination, validated against copy_reference
-// before it is timed; bytes 2 * n * element size (read once, written once).
+// a copy the same way: random source, poisoned destination, validated bit for bit against the
+// source before it is timed; bytes 2 * n * element size (read once, written once).
 #pragma once
 
 #include <cstdint>
