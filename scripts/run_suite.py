@@ -49,6 +49,12 @@ SUITES = {
                          "|/cpu/m=(256,n=256,k=256|2048,n=2048,k=2048)/layout=(NT|TN)"
                          "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
                          "|^matmul/(blocked/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=2048,)"],
+        # Each view or broadcast and the copy of the same bytes it is set against, interleaved.
+        # bench_broadcast: add only (mul moves the same bytes); its "reference" (lib's iterator in
+        # double, 10x slower) validates every case but is not timed here.
+        "bench_strided": ["--benchmark_enable_random_interleaving=true"],
+        "bench_broadcast": ["--ops=add", "--variants=copy,simd,onednn,plain,vec",
+                            "--benchmark_enable_random_interleaving=true"],
     },
     "quick": {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
@@ -57,6 +63,12 @@ SUITES = {
         "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
         "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN",
                          "--benchmark_enable_random_interleaving=true"],
+        # One case of each view kind and each broadcast pattern.
+        "bench_strided": ["--matrices=1024x1024", "--heads=8x256x12x64", "--slices=1024x1024", "--steps=4",
+                          "--expands=1024x1024", "--shape=8x256x12x64", "--perm=0,2,3,1",
+                          "--benchmark_enable_random_interleaving=true"],
+        "bench_broadcast": ["--btd=8x256x768", "--outer=1024x1024", "--ops=add",
+                            "--benchmark_enable_random_interleaving=true"],
     },
 }
 

@@ -42,6 +42,40 @@ Cost convert_cost(std::int64_t numel, DType from, DType to);
 // `dtype` (an einsum, for one).
 std::int64_t read_once_bytes(std::span<const std::vector<std::int64_t>> inputs, std::span<const std::int64_t> output,
                              DType dtype);
+// A strided copy: dst (any strides, usually contiguous) = src, a view of `sizes` and
+// `src_strides`. Logical bytes: each element of the view read once and each element of dst
+// written once; a dimension of stride 0 (expand) repeats elements that are read once, not once
+// per repetition (a broadcast operand counts its own size). Equal to copy_cost for every view
+// without stride-0 dimensions (transposes, permutes, slices).
+Cost strided_copy_cost(std::span<const std::int64_t> sizes, std::span<const std::int64_t> src_strides, DType dtype);
+
+// ---- the cache-line model: what a strided access really touches ----
+//
+// Memory moves in whole lines (64-byte cache lines on the CPU, 32-byte sectors on a CUDA GPU), so
+// a view whose elements are spread out brings in bytes it never uses. The model counts the
+// distinct lines that the elements of a view lie in, each brought in once: an ideal cache that
+// keeps a line until the op is done. So a cache-blocked transpose touches what a contiguous copy
+// touches (it is the kernel's job to get there), a slice x[:, ::k] reads every whole line around
+// its elements (k = 2 of f32 reads every line: 2x its bytes; k >= 16 one line per element: 16x),
+// and an expanded (stride-0) source is read once. Storage is taken to start on a line boundary
+// (the harness's and cudaMalloc's allocations do). bytes_touched = lines x line size.
+inline constexpr std::int64_t kCpuCacheLineBytes = 64;
+inline constexpr std::int64_t kCudaSectorBytes = 32;
+
+// Distinct lines of `line_bytes` (a multiple of `element_size`) holding the elements of the view
+// (sizes, strides and offset in elements, strides >= 0); 0 for a view of no elements. Exact for
+// every view: views whose rows (runs along the smallest stride) follow one another in memory are
+// counted row by row in O(rows); rows that interleave (some as_strided views) by listing every
+// line (std::invalid_argument above 2^28 elements).
+std::int64_t lines_touched(std::span<const std::int64_t> sizes, std::span<const std::int64_t> strides,
+                           std::int64_t offset, std::int64_t element_size, std::int64_t line_bytes);
+
+// A strided copy's bytes_touched: the lines of the source view read plus the lines of the
+// destination written (both of `sizes`), times the line size. Compare with strided_copy_cost's
+// bytes: their ratio is what the access pattern wastes.
+std::int64_t strided_copy_bytes_touched(std::span<const std::int64_t> sizes, std::span<const std::int64_t> dst_strides,
+                                        std::int64_t dst_offset, std::span<const std::int64_t> src_strides,
+                                        std::int64_t src_offset, DType dtype, std::int64_t line_bytes);
 
 // ---- elementwise ----
 
