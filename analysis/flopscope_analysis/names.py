@@ -73,8 +73,11 @@ class CaseName:
 
     def shape_text(self) -> str:
         """The shape and extras, as they appear in the name: 'n=1024' or 'n=1024/threads=2'."""
-        return "/".join([",".join(f"{k}={v}" for k, v in self.shape)]
-                        + [f"{k}={v}" for k, v in self.extras])
+        return "/".join([self.dims_text()] + [f"{k}={v}" for k, v in self.extras])
+
+    def dims_text(self) -> str:
+        """The shape alone, as it appears in the name: 'm=1024,n=1024'."""
+        return ",".join(f"{k}={v}" for k, v in self.shape)
 
     def shape_dict(self) -> dict[str, int]:
         return dict(self.shape)

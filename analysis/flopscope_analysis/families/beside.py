@@ -1,0 +1,46 @@
+"""The contiguous copy that bench_strided and bench_broadcast time beside their cases, in the same
+process (<family>/copy/<dtype>/<device>/n=<elements>), and how a case finds its own: same file,
+device and dtype, and n = the case's `elements` counter where it has one (a strided copy: the
+elements of its result), else bytes / 2 / element size (a broadcast op: a copy of the same bytes).
+On a shared machine bandwidth drifts between processes, so only this pairing makes a fair ratio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from ..load import Case, Run
+
+ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8e4m3": 1, "f8e5m2": 1}
+
+CopyKey = tuple[Path, str, str, int]  # file, device, dtype, n
+
+
+def copies_of(run: Run, family: str) -> dict[CopyKey, Case]:
+    """The copy baselines of one family that ran, by (file, device, dtype, n)."""
+    copies: dict[CopyKey, Case] = {}
+    for c in run.cases:
+        n = c.name.shape_dict().get("n")
+        if c.ok and c.name.family == family and c.name.variant == "copy" and n and c.bytes_per_second:
+            copies[(c.file, c.name.device, c.name.dtype, n)] = c
+    return copies
+
+
+def copy_elements(case: Case) -> Optional[int]:
+    """The n of the copy that `case` is set against."""
+    elements = case.counter("elements")
+    if elements:
+        return int(elements)
+    size = ELEMENT_BYTES.get(case.name.dtype)
+    return int(case.bytes) // (2 * size) if size and case.bytes else None
+
+
+def copy_beside(copies: dict[CopyKey, Case], case: Case) -> Optional[Case]:
+    n = copy_elements(case)
+    return copies.get((case.file, case.name.device, case.name.dtype, n)) if n else None
+
+
+def cases_of(run: Run, family: str) -> list[Case]:
+    """The family's cases that ran, without the copy baselines."""
+    return [c for c in run.cases if c.ok and c.name.family == family and c.name.variant != "copy"
+            and c.bytes_per_second and c.real_time_s]

@@ -1,0 +1,191 @@
+"""The strided family (bench_strided): `.contiguous()` of views. Besides the generic table, the
+section "What contiguity costs" (each view against the contiguous copy of as many elements timed
+in the same process, own kernels beside the vendor's), and two plots per device: the
+strided/contiguous bandwidth ratio against size per view kind, and the bandwidth of a slice
+x[:, ::k] against k beside what lib's cache-line model predicts.
+
+What the JSON carries and this module reads (bench/bench_strided.cpp): names
+strided/<variant>/<dtype>/<device>/<source shape>/view=<kind>[/step=k][/perm=...] and the
+baselines strided/copy/<dtype>/<device>/n=<elements>; counters bytes (each element read once, an
+expanded source once, the result written once), bytes_touched (the whole lines those lie in) and
+elements."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Optional
+
+from .. import fmt, plots, tables
+from ..load import Case, Device, Run, device_order
+from .base import Family, Plot
+from .beside import cases_of, copies_of, copy_beside
+
+VENDORS = {"reorder", "cublas_geam"}  # oneDNN's reorder (what PyTorch uses on the CPU), cuBLAS's geam
+VIEW_ORDER = ["transpose", "split_heads", "merge_heads", "permute", "slice", "expand_row", "expand_col"]
+
+COST_NOTE = (
+    "Per view, dtype and shape: the fastest own variant and the vendor's (oneDNN's reorder on the "
+    "CPU, cuBLAS's geam on a GPU) as a fraction of the bandwidth of a contiguous copy of as many "
+    "elements, timed in the same process with the repetitions interleaved. Bytes are logical: "
+    "each element of the view read once (an expanded source once) and the result written once, "
+    "so 100% means the view costs what a copy of its bytes costs. `touched / bytes` is lib's "
+    "cache-line model: the whole 64-byte lines (32-byte sectors on a GPU) the view and the result "
+    "lie in, over the logical bytes; above 1.00 the access pattern itself wastes bandwidth (a "
+    "slice's step), and no kernel can reach 100%.")
+
+RATIO_CAPTION = (
+    "Bandwidth of the fastest own variant of each view kind and dtype as a fraction of the "
+    "contiguous copy of as many elements timed in the same process, against the bytes the view "
+    "moves (log2). 1.0 (the dashed line) is a view that costs no more than a copy. Hollow markers "
+    "are noisy cases (cv > 5%).")
+
+STEP_CAPTION = (
+    "Bandwidth (logical bytes: the slice's elements read, the result written) of x[:, ::k] made "
+    "contiguous, per variant, against the step k. The black dashed line is lib's cache-line "
+    "model: the same-process copy's bandwidth times bytes / bytes_touched, i.e. a machine that "
+    "moves whole lines at copy speed. Hollow markers are noisy cases (cv > 5%).")
+
+
+def view_key(case: Case) -> str:
+    """'transpose', 'slice step=4', 'permute perm=0.2.3.1': the view a case makes contiguous."""
+    extras = dict(case.name.extras)
+    view = extras.pop("view", "?")
+    return " ".join([view] + [f"{k}={v}" for k, v in extras.items()])
+
+
+def _view_rank(case: Case) -> tuple:
+    view = dict(case.name.extras).get("view", "")
+    step = dict(case.name.extras).get("step", "0")
+    return (VIEW_ORDER.index(view) if view in VIEW_ORDER else len(VIEW_ORDER), int(step) if step.isdigit() else 0)
+
+
+def _fastest(cases: list[Case]) -> Optional[Case]:
+    return max(cases, key=lambda c: c.bytes_per_second, default=None)
+
+
+def _pct_copy(case: Optional[Case], copy: Optional[Case]) -> str:
+    if not case or not copy:
+        return fmt.MISSING
+    return fmt.percent(100 * case.bytes_per_second / copy.bytes_per_second)
+
+
+def cost_section(run: Run) -> list[str]:
+    """What contiguity costs: per (device, view, dtype, shape), own and vendor against the copy."""
+    groups: dict[tuple, list[Case]] = defaultdict(list)
+    for c in cases_of(run, "strided"):
+        groups[(c.name.device, view_key(c), c.name.dtype, c.name.dims_text())].append(c)
+    copies = copies_of(run, "strided")
+    rows = []
+    for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _view_rank(kv[1][0]),
+                                                             kv[0][2], kv[1][0].bytes)):
+        device_id, view, dtype, shape = key
+        own = _fastest([c for c in group if c.name.variant not in VENDORS])
+        vendor = _fastest([c for c in group if c.name.variant in VENDORS])
+        reference = own or vendor
+        copy = copy_beside(copies, reference)
+        touched = reference.counter("bytes_touched")
+        rows.append([device_id, view, dtype, shape, fmt.size(reference.bytes),
+                     f"{touched / reference.bytes:.2f}" if touched else fmt.MISSING,
+                     fmt.giga(copy.bytes_per_second) if copy else fmt.MISSING,
+                     f"{own.name.variant} {fmt.giga(own.bytes_per_second)}" if own else fmt.MISSING,
+                     _pct_copy(own, copy),
+                     f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
+                     _pct_copy(vendor, copy),
+                     f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING])
+    if not rows:
+        return []
+    lines = ["## What contiguity costs", "", COST_NOTE, ""]
+    lines += tables.markdown(["device", "view", "dtype", "source shape", "bytes/iter", "touched / bytes",
+                              "copy GB/s", "fastest own (GB/s)", "% copy", "vendor (GB/s)", "% copy",
+                              "own / vendor"], rows)
+    return lines + [""]
+
+
+def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
+    """Best own variant / same-process copy against bytes, one line per (view kind, dtype)."""
+    copies = copies_of(run, "strided")
+    best: dict[tuple, Case] = {}
+    for c in cases_of(run, "strided"):
+        if c.name.device != device_id or c.name.variant in VENDORS or not copy_beside(copies, c):
+            continue
+        key = (view_key(c), c.name.dtype, c.name.dims_text())
+        if key not in best or c.bytes_per_second > best[key].bytes_per_second:
+            best[key] = c
+    if not best:
+        return None
+    lines: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for (view, dtype, _), c in best.items():
+        lines[(view, dtype)].append(c)
+    device = run.devices.get(device_id, Device(device_id, {}))
+    fig, ax = plots.plt.subplots(figsize=(10, 5.5))
+    for i, ((view, dtype), group) in enumerate(sorted(lines.items())):
+        group.sort(key=lambda c: c.bytes)
+        color = plots.PALETTE[i % len(plots.PALETTE)]
+        ratios = [c.bytes_per_second / copy_beside(copies, c).bytes_per_second for c in group]
+        ax.plot([c.bytes for c in group], ratios, color=color, lw=1.3, label=f"{view} {dtype}")
+        for noisy in (False, True):
+            points = [(c.bytes, r) for c, r in zip(group, ratios) if c.noisy == noisy]
+            if points:
+                plots.scatter(ax, [p[0] for p in points], [p[1] for p in points], color, noisy)
+    ax.axhline(1.0, color="black", ls="--", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bytes moved per iteration (log2)")
+    ax.set_ylabel("bandwidth / same-process copy")
+    ax.set_title(f"What contiguity costs: {device.name} ({device_id})", fontsize=11)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return plots.save(fig, path)
+
+
+def step_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
+    """GB/s of each slice variant against k, with the cache-line model's prediction."""
+    copies = copies_of(run, "strided")
+    lines: dict[tuple[str, str, str], list[Case]] = defaultdict(list)
+    for c in cases_of(run, "strided"):
+        extras = dict(c.name.extras)
+        if c.name.device == device_id and extras.get("view") == "slice" and extras.get("step", "").isdigit():
+            lines[(c.name.variant, c.name.dtype, c.name.dims_text())].append(c)
+    if not lines:
+        return None
+    step = lambda c: int(dict(c.name.extras)["step"])  # noqa: E731
+    device = run.devices.get(device_id, Device(device_id, {}))
+    fig, ax = plots.plt.subplots(figsize=(9, 5.5))
+    model: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for i, ((variant, dtype, shape), group) in enumerate(sorted(lines.items())):
+        group.sort(key=step)
+        color = plots.PALETTE[i % len(plots.PALETTE)]
+        ax.plot([step(c) for c in group], [c.bytes_per_second / 1e9 for c in group], color=color, lw=1.3,
+                label=f"{variant} {dtype} {shape}")
+        for noisy in (False, True):
+            points = [c for c in group if c.noisy == noisy]
+            if points:
+                plots.scatter(ax, [step(c) for c in points], [c.bytes_per_second / 1e9 for c in points], color, noisy)
+        for c in group:
+            copy, touched = copy_beside(copies, c), c.counter("bytes_touched")
+            if copy and touched:
+                model[(dtype, shape)][step(c)] = copy.bytes_per_second * c.bytes / touched / 1e9
+    for (dtype, shape), points in sorted(model.items()):
+        ks = sorted(points)
+        ax.plot(ks, [points[k] for k in ks], color="black", ls="--", lw=1.2,
+                label=f"cache-line model {dtype} {shape}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("slice step k (x[:, ::k])")
+    ax.set_ylabel("GB/s (logical bytes)")
+    ax.set_title(f"Slice bandwidth against step: {device.name} ({device_id})", fontsize=11)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    return plots.save(fig, path)
+
+
+def strided_plots(run: Run, device_id: str, plots_dir: Path) -> list[Plot]:
+    slug = plots.device_slug(device_id)
+    figures = [("Strided copies against the contiguous copy", ratio_plot(run, device_id, plots_dir / f"strided_ratio_{slug}.png"),
+                RATIO_CAPTION),
+               ("Slice bandwidth against step", step_plot(run, device_id, plots_dir / f"strided_step_{slug}.png"),
+                STEP_CAPTION)]
+    return [Plot(heading, path, caption) for heading, path, caption in figures if path]
+
+
+FAMILY = Family("strided", sections=cost_section, plots=strided_plots)

@@ -1,0 +1,116 @@
+"""The strided and broadcast families' report modules: "what contiguity costs", "what broadcasting
+saves" and their plots, on made-up runs whose figures are chosen so that every expected cell is
+known (a case's GB/s is bytes / time; each is paired with the copy of its own process)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+from conftest import FIXTURES
+from flopscope_analysis.families import broadcast, strided
+from flopscope_analysis.load import load_run
+from flopscope_analysis.report import write_report
+
+spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
+fixtures = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fixtures)
+
+PEAKS = {"flops": 3.328e11}
+
+
+def entries(index: int, name: str, nbytes: float, gbps: float, flops: float = 0.0, **counters) -> list[dict]:
+    seconds = nbytes / (gbps * 1e9)
+    out = fixtures.case_entries(index, f"{name}/real_time", [seconds] * 3, flops, nbytes, "bound=memory", PEAKS, "memory")
+    for entry in out:
+        entry.update(counters)
+    return out
+
+
+def write(tmp_path, binary: str, cases: list[tuple]) -> load_run:
+    benchmarks = []
+    for i, (name, nbytes, gbps, *rest) in enumerate(cases):
+        benchmarks += entries(i, name, nbytes, gbps, **(rest[0] if rest else {}))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    (run_dir / f"{binary}.json").write_text(json.dumps(
+        {"context": fixtures.context(binary, fixtures.CEILINGS), "benchmarks": benchmarks}))
+    return run_dir
+
+
+M = 1 << 20  # 1024 x 1024 elements: an f32 transpose moves 8 MiB
+
+
+def strided_run(tmp_path):
+    t = "strided/{}/f32/cpu/m=1024,n=1024/view=transpose"
+    s = "strided/{}/f32/cpu/m=1024,n=4096/view=slice/step={}"
+    return write(tmp_path, "bench_strided", [
+        (f"strided/copy/f32/cpu/n={M}", 8.0 * M, 40.0),
+        (t.format("naive"), 8.0 * M, 4.0, {"elements": M, "bytes_touched": 8.0 * M}),
+        (t.format("simd"), 8.0 * M, 30.0, {"elements": M, "bytes_touched": 8.0 * M}),
+        (t.format("reorder"), 8.0 * M, 20.0, {"elements": M, "bytes_touched": 8.0 * M}),
+        # x[:, ::4] of 1024 x 4096 f32: M elements read (every line: touched 4 MiB + 4 MiB... here 2.5x)
+        (s.format("simd", 4), 8.0 * M, 10.0, {"elements": M, "bytes_touched": 20.0 * M}),
+        (s.format("simd", 1), 32.0 * M, 36.0, {"elements": 4 * M, "bytes_touched": 32.0 * M}),
+        (f"strided/copy/f32/cpu/n={4 * M}", 32.0 * M, 40.0),
+    ])
+
+
+def test_contiguity_cost_sets_own_and_vendor_against_the_same_process_copy(tmp_path):
+    lines = strided.cost_section(load_run(strided_run(tmp_path)))
+    rows = {line.split(" | ")[1]: line.split(" | ") for line in lines if line.startswith("| cpu |")}
+    transpose = rows["transpose"]
+    assert transpose[3:] == ["m=1024,n=1024", "8 MiB", "1.00", "40.0", "simd 30.0", "75.0%", "reorder 20.0",
+                             "50.0%", "1.50x |"]
+    slice4 = rows["slice step=4"]
+    assert slice4[5:9] == ["2.50", "40.0", "simd 10.0", "25.0%"] and slice4[9] == "—"
+    # views in a reader's order: transpose before slices, slices by step
+    assert [line.split(" | ")[1] for line in lines if line.startswith("| cpu |")] == \
+        ["transpose", "slice step=1", "slice step=4"]
+
+
+def test_strided_plots_and_report_section(tmp_path):
+    run_dir = strided_run(tmp_path)
+    write_report(load_run(run_dir), run_dir)
+    report = (run_dir / "report.md").read_text()
+    assert "## What contiguity costs" in report
+    for name in ("strided_ratio_cpu.png", "strided_step_cpu.png"):
+        assert (run_dir / "plots" / name).read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_case_without_its_copy_has_no_ratio(tmp_path):
+    run_dir = write(tmp_path, "bench_strided", [
+        ("strided/simd/f32/cpu/m=8,n=8/view=transpose", 512.0, 1.0, {"elements": 64, "bytes_touched": 512.0})])
+    row = next(line for line in strided.cost_section(load_run(run_dir)) if line.startswith("| cpu |"))
+    assert row.split(" | ")[6:9] == ["—", "simd 1.00", "—"]
+
+
+def broadcast_run(tmp_path):
+    # (B,T,D) = (2,1024,1024) f32: out 8 MiB; (T,D) 4 MiB; materialized: two 8 MiB inputs.
+    b = "broadcast/{}/f32/cpu/b=2,t=1024,d=1024/op=add/bcast={}"
+    full, td = 24.0 * M, 20.0 * M
+    return write(tmp_path, "bench_broadcast", [
+        (f"broadcast/copy/f32/cpu/n={3 * M}", full, 40.0),
+        (f"broadcast/copy/f32/cpu/n={int(td) // 8}", td, 50.0),
+        (b.format("simd", "none"), full, 30.0, {"flops": 2.0 * M}),
+        (b.format("onednn", "none"), full, 20.0, {"flops": 2.0 * M}),
+        (b.format("simd", "td"), td, 40.0, {"flops": 2.0 * M}),
+        (b.format("onednn", "td"), td, 50.0, {"flops": 2.0 * M}),
+        (b.format("reference", "td"), td, 100.0, {"flops": 2.0 * M}),  # the reference is never "own"
+    ])
+
+
+def test_broadcast_saves_against_materialized_and_copy(tmp_path):
+    lines = broadcast.saves_section(load_run(broadcast_run(tmp_path)))
+    rows = {line.split(" | ")[4]: line.split(" | ") for line in lines if line.startswith("| cpu |")}
+    td = rows["(B,T,D) op (T,D)"]
+    # 20 MiB at 40 GB/s against 24 MiB at 30 GB/s: time ratio (20/40) / (24/30) = 0.625
+    assert td[5:] == ["20 MiB", "4 MiB", "simd 40.0", "80.0%", "onednn 50.0", "100.0%", "0.80x", "0.62 |"]
+    assert rows["materialized"][5:9] == ["24 MiB", "—", "simd 30.0", "75.0%"]
+
+
+def test_broadcast_plot_and_report_section(tmp_path):
+    run_dir = broadcast_run(tmp_path)
+    write_report(load_run(run_dir), run_dir)
+    assert "## What broadcasting saves" in (run_dir / "report.md").read_text()
+    assert (run_dir / "plots" / "broadcast_cpu.png").read_bytes().startswith(b"\x89PNG")
