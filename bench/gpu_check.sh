@@ -17,8 +17,8 @@
 #   bench/gpu_check.sh OUT_DIR      # from the repository root, with build-gpu-bundle/bundle present
 #
 # Environment: FLOPSCOPE_BUNDLE (default build-gpu-bundle/bundle), FLOPSCOPE_GPU_CHECK_BUDGET_S
-# (default 330: every step's time limit is cut to what is left of it, 40 s kept for the report,
-# so that the whole script ends within about 6 minutes; a step left without time is named and
+# (default 420: every step's time limit is cut to what is left of it, 40 s kept for the report,
+# so that the whole script ends within about 7.5 minutes; a step left without time is named and
 # counts as a failure), PYTHON (default python3).
 #
 # What comes back, in OUT_DIR (at most 8 files, for the device tool): gpu_check.log (every
@@ -40,7 +40,7 @@ if [[ -n $(ls -A -- "$out") ]]; then
   exit 2
 fi
 bundle=${FLOPSCOPE_BUNDLE:-$root/build-gpu-bundle/bundle}
-budget=${FLOPSCOPE_GPU_CHECK_BUDGET_S:-330}
+budget=${FLOPSCOPE_GPU_CHECK_BUDGET_S:-420}
 python=${PYTHON:-python3}
 log=$out/gpu_check.log
 scratch=$(mktemp -d)
@@ -58,8 +58,14 @@ declare -A bench_flags=(
   [bench_peak]="--benchmark_repetitions=3 --benchmark_min_time=0.1"
   [bench_copy]="--dtypes=f32 --benchmark_repetitions=3 --benchmark_min_time=0.05"
   [bench_convert]="--sizes=2^26 --benchmark_repetitions=3 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
+  # Every own kernel beside cuBLAS and cuBLASLt (tf32 and the fp8 pairs come with f32 and f8).
+  [bench_matmul]="--dtypes=f32,f16,bf16,f8e4m3,f8e5m2 --squares=1024,4096,8192 --layouts=NN,NT --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
+  # Every view kind; transposes at 8192^2 (past the 50 MB L2) and a non-power-of-two.
+  [bench_strided]="--dtypes=f32,bf16 --matrices=8192x8192,4095x4097 --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
+  [bench_broadcast]="--dtypes=f32,bf16 --ops=add --variants=copy,plain,vec --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
 )
-declare -A bench_limit_s=([bench_peak]=120 [bench_copy]=75 [bench_convert]=75)
+declare -A bench_limit_s=([bench_peak]=120 [bench_copy]=60 [bench_convert]=60 [bench_matmul]=90 [bench_strided]=60
+                          [bench_broadcast]=45)
 default_flags="--benchmark_repetitions=2 --benchmark_min_time=0.05"
 default_limit_s=60
 test_limit_s=180
