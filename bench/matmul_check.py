@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Side-by-side check of bench_matmul's CPU figures: own kernels against the vendors, the vendors'
+wrappers against the vendors' own calls, and everything against the FMA ceiling and PyTorch.
+
+Runs, alternating, `rounds` times (so drift and other load hit every side alike):
+  - bench_matmul --devices=cpu f32 and bf16, NN, at each square: own `microkernel` and
+    `microkernel_dpbf16` beside `onednn` and `openblas` (one process, repetitions interleaved);
+  - build/bench/vendor_direct at each square: cblas_sgemm and oneDNN's matmul primitive called
+    back to back with nothing of flopscope around them (the vendors' own time for the same call);
+  - bench_peak's f32 FMA chain at the widest ISA (the measured ceiling);
+  - with --torch PYTHON (an interpreter with PyTorch): torch.mm at the same squares and dtypes,
+    all cores (PyTorch's CPU matmul: oneDNN or MKL).
+Prints a markdown table of medians and ratios and writes it to results/baselines/ (or --out).
+Usage: .venv/bin/python bench/matmul_check.py [--build-dir build] [--rounds 3] [--squares 2048,4096]
+       [--torch /path/to/python]
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TORCH_SCRIPT = """
+import json, sys, time, torch
+torch.set_num_threads({threads})
+for n in {squares}:
+    for name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+        torch.mm(a, b)
+        times = []
+        for _ in range({reps}):
+            t = time.perf_counter(); torch.mm(a, b); times.append(time.perf_counter() - t)
+        times.sort()
+        print(json.dumps({{"dtype": name, "n": n, "median_s": times[len(times) // 2],
+                          "torch": torch.__version__}}))
+"""
+
+
+def cpu_model():
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def gbench(binary, *flags, repetitions):
+    """Medians by case name (without /real_time) of one Google Benchmark run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        subprocess.run([str(binary), *flags, f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=0.2",
+                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                       check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, FLOPSCOPE_WARMUP_S="0.5"))
+        data = json.loads(out.read_text())
+    return {b["run_name"].replace("/real_time", ""): b for b in data["benchmarks"]
+            if b.get("aggregate_name") == "median" and not b.get("error_occurred")}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--squares", default="2048,4096")
+    parser.add_argument("--torch", help="a Python interpreter with PyTorch installed")
+    parser.add_argument("--out", default=str(ROOT / "results" / "baselines"))
+    args = parser.parse_args()
+    bench = ROOT / args.build_dir / "bench"
+    squares = [int(s) for s in args.squares.split(",")]
+    cores = os.cpu_count()
+    seconds: dict[str, list[float]] = {}
+
+    def add(key, value):
+        seconds.setdefault(key, []).append(value)
+
+    fma = None
+    for _ in range(args.rounds):
+        for name, b in gbench(bench / "bench_matmul", "--devices=cpu", "--dtypes=f32,bf16", "--layouts=NN",
+                              f"--squares={args.squares}",
+                              "--variants=microkernel,microkernel_dpbf16,onednn,openblas",
+                              "--benchmark_enable_random_interleaving=true", repetitions=5).items():
+            add(name, b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]])
+        for n, (vendor, dtype) in ((n, call) for n in squares
+                                   for call in (("openblas", "f32"), ("onednn", "f32"), ("onednn", "bf16"))):
+            out = subprocess.run([str(bench / "vendor_direct"), vendor, dtype, str(n), str(n), str(n), "5"],
+                                 check=True, capture_output=True, text=True).stdout
+            row = json.loads(out)
+            if "median_s" in row:
+                add(f"direct {vendor} {dtype} n={n}", row["median_s"])
+        peak = gbench(bench / "bench_peak", "--devices=cpu", "--dtypes=f32", "--variants=fma_avx512,fma_avx2",
+                      repetitions=3)
+        if peak:
+            fma = max([fma or 0.0] + [b["flops_per_second"] for b in peak.values()])
+        if args.torch:
+            script = TORCH_SCRIPT.format(threads=cores, squares=squares, reps=5)
+            out = subprocess.run([args.torch, "-c", script], check=True, capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                row = json.loads(line)
+                add(f"torch {row['torch']} mm {row['dtype']} n={row['n']}", row["median_s"])
+
+    med = {k: statistics.median(v) for k, v in seconds.items()}
+
+    def case(variant, dtype, n):
+        return med.get(f"matmul/{variant}/{dtype}/cpu/m={n},n={n},k={n}/layout=NN")
+
+    def gflops(n, s):
+        return 2.0 * n ** 3 / s / 1e9 if s else None
+
+    rows = []
+    for n in squares:
+        for dtype, own_name in (("f32", "microkernel"), ("bf16", "microkernel_dpbf16")):
+            own = case(own_name, dtype, n)
+            vendors = {v: case(v, dtype, n) for v in ("onednn", "openblas") if case(v, dtype, n)}
+            best_vendor = min(vendors.values(), default=None)
+            torch = next((v for k, v in med.items() if k.startswith("torch") and f" {dtype} n={n}" in k), None)
+            if own:
+                rows.append([f"{own_name} {dtype} n={n}", gflops(n, own),
+                             f"{best_vendor / own:.2f}x the faster vendor" if best_vendor else "",
+                             f"{gflops(n, own) * 1e9 / fma:.0%} of the f32 FMA ceiling" if fma and dtype == "f32" else ""])
+            for vendor, s in vendors.items():
+                direct = med.get(f"direct {vendor} {dtype} n={n}")
+                rows.append([f"{vendor} {dtype} n={n} (bench_matmul)", gflops(n, s),
+                             f"time {s / direct:.3f}x the vendor's own call ({direct * 1e3:.1f} ms)" if direct else "", ""])
+            if torch:
+                rows.append([f"torch.mm {dtype} n={n}", gflops(n, torch),
+                             f"own {torch / own:.2f}x torch" if own else "", ""])
+    model = cpu_model()
+    lines = [f"# Matmul on the CPU against its vendors, {datetime.date.today()}, {model} ({cores} CPUs)", "",
+             f"`{' '.join(sys.argv)}`: medians of {args.rounds} alternating rounds (bench_matmul's figures are "
+             "themselves medians of 5 interleaved repetitions; vendor_direct and torch of 5 calls).",
+             f"Measured f32 FMA ceiling (bench_peak): {fma / 1e9:.1f} GFLOP/s." if fma else "", "",
+             "| case | GFLOP/s | against | ceiling |", "|---|---|---|---|"]
+    lines += [f"| {r[0]} | {r[1]:.1f} | {r[2]} | {r[3]} |" for r in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
+    target = out / f"matmul-vs-vendors-{datetime.date.today()}-{slug}.md"
+    tmp = target.with_suffix(".partial")
+    tmp.write_text(text)
+    os.replace(tmp, target)
+    print(f"written to {target}")
+
+
+if __name__ == "__main__":
+    main()
