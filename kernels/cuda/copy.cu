@@ -6,6 +6,9 @@
 //                 4 independent loads in flight per thread (Note [copy: bytes in flight]),
 //                 byte-wise head and tail; grid = up to 8 blocks of 256 threads per SM of the
 //                 operands' device.
+//   vec16_cs      vec16 with streaming stores (st.global.cs, __stcs: evict first), so that the
+//                 destination does not push the source out of L2; added as the README's
+//                 "Adding a variant" example: a template argument and one table row.
 //
 // Note [copy: bytes in flight]: by Little's law a memory system delivers bandwidth x latency
 // bytes only when that many have been requested and not yet returned. During a copy an H200
@@ -41,6 +44,13 @@ constexpr int kVectorsInFlight = 4;
 // Grid-stride over 16-byte vectors, kVectorsInFlight of them per thread per step: the loads of
 // one step (a stride apart, so each is coalesced across the warp) are all issued before the
 // first store. The remainder (fewer than kVectorsInFlight strides) one vector at a time.
+// kStreaming: stores marked evict-first (__stcs) instead of plain ones.
+template <bool kStreaming>
+__device__ void store16(uint4* p, uint4 v) {
+  if constexpr (kStreaming) __stcs(p, v); else *p = v;
+}
+
+template <bool kStreaming>
 __global__ void copy_vec16_kernel(uint4* __restrict__ out, const uint4* __restrict__ in, std::size_t vectors) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -49,9 +59,9 @@ __global__ void copy_vec16_kernel(uint4* __restrict__ out, const uint4* __restri
 #pragma unroll
     for (int u = 0; u < kVectorsInFlight; ++u) v[u] = in[i + u * stride];
 #pragma unroll
-    for (int u = 0; u < kVectorsInFlight; ++u) out[i + u * stride] = v[u];
+    for (int u = 0; u < kVectorsInFlight; ++u) store16<kStreaming>(&out[i + u * stride], v[u]);
   }
-  for (; i < vectors; i += stride) out[i] = in[i];
+  for (; i < vectors; i += stride) store16<kStreaming>(&out[i], in[i]);
 }
 
 // Blocks for `work_items` threads' worth of work on `device`: up to 8 blocks of `threads` per SM
@@ -72,6 +82,7 @@ void copy_memcpy_async(const CopyProblem& p, Stream stream) {
                   static_cast<cudaStream_t>(stream));
 }
 
+template <bool kStreaming>
 void copy_vec16(const CopyProblem& p, Stream stream) {
   auto* out = p.dst.ptr<unsigned char>();
   const auto* in = p.src.ptr<unsigned char>();
@@ -91,17 +102,18 @@ void copy_vec16(const CopyProblem& p, Stream stream) {
   std::size_t tail = bytes - head - vectors * 16;
   if (head) copy_bytes_kernel<<<1, threads, 0, s>>>(out, in, head);
   if (vectors)
-    copy_vec16_kernel<<<grid_size(device, (vectors + kVectorsInFlight - 1) / kVectorsInFlight, threads), threads, 0,
+    copy_vec16_kernel<kStreaming><<<grid_size(device, (vectors + kVectorsInFlight - 1) / kVectorsInFlight, threads), threads, 0,
                         s>>>(reinterpret_cast<uint4*>(out + head), reinterpret_cast<const uint4*>(in + head), vectors);
   if (tail) copy_bytes_kernel<<<1, threads, 0, s>>>(out + head + vectors * 16, in + head + vectors * 16, tail);
 }
 
-constexpr std::array<CopyVariant, 2> kVariants = {{
+constexpr std::array<CopyVariant, 3> kVariants = {{
     {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", Device::Kind::cuda, needs_contiguous,
      direct<CopyProblem, copy_memcpy_async>},
     {"vec16", "grid-stride kernel, 16-byte loads and stores, 4 loads in flight per thread", Device::Kind::cuda,
-     needs_contiguous,
-     direct<CopyProblem, copy_vec16>},
+     needs_contiguous, direct<CopyProblem, copy_vec16<false>>},
+    {"vec16_cs", "vec16 with streaming (evict-first) stores", Device::Kind::cuda, needs_contiguous,
+     direct<CopyProblem, copy_vec16<true>>},
 }};
 
 }  // namespace
