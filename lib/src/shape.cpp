@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "flopscope/checked.hpp"
+
 namespace flopscope {
 
 // ---- shapes and strides ----------------------------------------------------------------------
@@ -18,18 +20,14 @@ std::string shape_str(std::span<const std::int64_t> sizes) {
   return out + "]";
 }
 
-std::int64_t shape_numel(std::span<const std::int64_t> sizes) {
-  std::int64_t numel = 1;
-  for (auto size : sizes) numel *= size;
-  return numel;
-}
+std::int64_t shape_numel(std::span<const std::int64_t> sizes) { return checked_numel(sizes); }
 
 Strides contiguous_strides(std::span<const std::int64_t> sizes) {
   Strides strides(sizes.size());
   std::int64_t expected = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     strides[i] = expected;
-    expected *= std::max<std::int64_t>(sizes[i], 1);
+    if (i > 0) expected = checked_mul(expected, std::max<std::int64_t>(sizes[i], 1), "strides");
   }
   return strides;
 }
@@ -119,7 +117,7 @@ Shape infer_shape(std::span<const std::int64_t> shape, std::int64_t numel, std::
         throw ShapeError(std::string(operation) + ": shape '" + shape_str(shape) + "': only one dimension can be inferred");
       inferred = d;
     } else if (shape[d] >= 0) {
-      known *= shape[d];
+      known = checked_mul(known, shape[d], "element count");
     } else {
       throw ShapeError(std::string(operation) + ": shape '" + shape_str(shape) + "': invalid shape dimension " +
                        std::to_string(shape[d]));

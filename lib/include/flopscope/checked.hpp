@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -35,21 +36,36 @@ template <class T>
 }
 }  // namespace detail
 
-// a * b, a + b; SizeOverflow naming `what` when the result does not fit T.
+// a * b, a + b; nullopt when the result does not fit T (for parsers, which say "cannot parse").
 template <class T>
-T checked_mul(T a, T b, std::string_view what = "size") {
+std::optional<T> try_mul(T a, T b) {
   static_assert(std::is_integral_v<T> || std::is_same_v<T, Count128>);
   T out;
-  if (__builtin_mul_overflow(a, b, &out)) detail::throw_overflow(what, 'x', a, b);
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
   return out;
 }
 
 template <class T>
-T checked_add(T a, T b, std::string_view what = "size") {
+std::optional<T> try_add(T a, T b) {
   static_assert(std::is_integral_v<T> || std::is_same_v<T, Count128>);
   T out;
-  if (__builtin_add_overflow(a, b, &out)) detail::throw_overflow(what, '+', a, b);
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
   return out;
+}
+
+// a * b, a + b; SizeOverflow naming `what` when the result does not fit T.
+template <class T>
+T checked_mul(T a, T b, std::string_view what = "size") {
+  const std::optional<T> out = try_mul(a, b);
+  if (!out) detail::throw_overflow(what, 'x', a, b);
+  return *out;
+}
+
+template <class T>
+T checked_add(T a, T b, std::string_view what = "size") {
+  const std::optional<T> out = try_add(a, b);
+  if (!out) detail::throw_overflow(what, '+', a, b);
+  return *out;
 }
 
 // Product of the sizes (1 for none); SizeOverflow where it does not fit, std::invalid_argument
