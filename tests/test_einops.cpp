@@ -315,6 +315,8 @@ TEST(EinsumFlops, PlanDetails) {
   EinsumPlan summed = einsum_plan("ij,jk->i", std::vector<Shape>{{3, 4}, {4, 5}});
   EXPECT_EQ(summed.steps[0].kind, "sum");
   EXPECT_EQ(summed.elementwise_flops, 20 - 4);
+  // Summing an empty operand takes no additions (fuzz/regressions/einsum: it counted -1).
+  EXPECT_EQ(einsum_plan("bi->", std::vector<Shape>{{0, 5}}).elementwise_flops, 0);
   // Forms: spaces between names, or a digit or '_' in one, mean named.
   EXPECT_EQ(einsum_plan("hidden,hidden->", std::vector<Shape>{{4}, {4}}, EinsumOrder::left_to_right, EinsumForm::named).flops, 8);
   EXPECT_EQ(einsum_plan("i j, j k -> i k", std::vector<Shape>{{2, 3}, {3, 4}}).form, EinsumForm::named);
@@ -323,9 +325,14 @@ TEST(EinsumFlops, PlanDetails) {
 
 TEST(EinsumFlops, OverflowIsAnErrorNotAWrappedCount) {
   constexpr std::int64_t k2_21 = std::int64_t{1} << 21, k2_30 = std::int64_t{1} << 30, k2_40 = std::int64_t{1} << 40;
-  // 2 * 2^21 * 2^21 * 2^21 = 2^64 (it used to print "FLOPs: 0"): (batch m) x (k n) is 2^63 already.
+  // 2 * 2^21 * 2^21 * 2^21 = 2^64: one more than int64 holds (it used to print "FLOPs: 0").
   EXPECT_EQ(error_of([&] { einsum_plan("ij,jk->ik", std::vector<Shape>{{k2_21, k2_21}, {k2_21, k2_21}}); }),
-            "bmm FLOPs: 2097152 x 4398046511104 overflows 64 bits");
+            "bmm FLOPs: 8796093022208 x 2097152 overflows 64 bits");
+  // A zero-size axis makes a count 0 whatever the others ([2^40, 2^40, 0] is empty), in every
+  // order (fuzz/regressions/einsum).
+  const EinsumPlan empty = einsum_plan("i,jk->ijk", std::vector<Shape>{{k2_40}, {k2_40, 0}});
+  EXPECT_EQ(empty.elementwise_flops, 0);
+  EXPECT_EQ(empty.output_shape, (Shape{k2_40, k2_40, 0}));
   // 2^62 FLOPs fit: exact.
   EXPECT_EQ(einsum_plan("ij,jk->ik", std::vector<Shape>{{k2_30, k2_30}, {k2_30, 2}}).flops, std::int64_t{1} << 62);
   // An operand of 2^90 elements cannot exist (its sum used to count "-1 additions").

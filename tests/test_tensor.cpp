@@ -353,6 +353,11 @@ TEST(Factories, SizesThatOverflowAreErrorsNotSmallAllocations) {
   // Views whose extent overflows never reach the storage.
   Tensor x = zeros({4});
   EXPECT_THROW(x.as_strided({3, 3}, {std::int64_t{1} << 62, std::int64_t{1} << 62}), SizeOverflow);
+  // An empty view's strides as resize gives them (20 x 2^62) do not fit: an error, not a wrapped
+  // stride (fuzz/regressions/rearrange).
+  const Tensor empty_view = zeros({1}).expand({0, std::int64_t{1} << 62, 20});
+  EXPECT_EQ(empty_view.numel(), 0);
+  EXPECT_THROW(empty_view.reshape({0, 20, std::int64_t{1} << 62}), SizeOverflow);
 }
 
 // ---- random ----------------------------------------------------------------------------------

@@ -629,6 +629,7 @@ struct PlanState {
   std::vector<int> counts;  // axis -> operands that carry it (size != 1)
   std::vector<EinsumStep> steps;
   std::int64_t flops = 0;
+  std::int64_t elementwise_flops = 0;  // summed as the steps come: an order whose total overflows is no plan
 };
 
 class Planner {
@@ -693,29 +694,33 @@ class Planner {
       step.elementwise_flops = numel(result);
     } else {
       step.kind = "bmm";
+      Shape batch, m, k, n;  // the sizes in each role
       for (int axis : a.axes) {
         if (std::find(sum_axes.begin(), sum_axes.end(), axis) != sum_axes.end()) continue;
         (b.has(axis) ? step.batch_axes : step.m_axes).push_back(r_.names[static_cast<std::size_t>(axis)]);
-        if (b.has(axis)) step.batch = checked_mul(step.batch, size(axis), "bmm batch size");
-        else step.m = checked_mul(step.m, size(axis), "bmm m");
+        (b.has(axis) ? batch : m).push_back(size(axis));
         result.axes.push_back(axis);
       }
       for (int axis : sum_axes) {
         step.k_axes.push_back(r_.names[static_cast<std::size_t>(axis)]);
-        step.k = checked_mul(step.k, size(axis), "bmm k");
+        k.push_back(size(axis));
       }
       for (int axis : b.axes) {
         if (a.has(axis) || std::find(sum_axes.begin(), sum_axes.end(), axis) != sum_axes.end()) continue;
         step.n_axes.push_back(r_.names[static_cast<std::size_t>(axis)]);
-        step.n = checked_mul(step.n, size(axis), "bmm n");
+        n.push_back(size(axis));
         result.axes.push_back(axis);
       }
-      step.flops = checked_mul<std::int64_t>(
-          2, checked_mul(checked_mul(step.batch, step.m, "bmm FLOPs"), checked_mul(step.k, step.n, "bmm FLOPs"), "bmm FLOPs"),
-          "bmm FLOPs");
+      step.batch = checked_numel(batch, "bmm batch size");
+      step.m = checked_numel(m, "bmm m");
+      step.k = checked_numel(k, "bmm k");
+      step.n = checked_numel(n, "bmm n");
+      // checked_numel: a zero size makes it 0 whatever the others, in every contraction order.
+      step.flops = checked_numel(std::vector<std::int64_t>{2, step.batch, step.m, step.k, step.n}, "bmm FLOPs");
     }
     step.result = describe(result);
     state.flops = checked_add(state.flops, step.flops, "einsum FLOPs");
+    state.elementwise_flops = checked_add(state.elementwise_flops, step.elementwise_flops, "einsum elementwise FLOPs");
     state.steps.push_back(std::move(step));
     if (result_first) state.operands.insert(state.operands.begin(), std::move(result));
     else state.operands.push_back(std::move(result));
@@ -735,9 +740,9 @@ class Planner {
   std::int64_t size(int axis) const { return r_.sizes[static_cast<std::size_t>(axis)]; }
 
   std::int64_t numel(const PlanOperand& op) const {
-    std::int64_t n = 1;
-    for (int axis : op.axes) n = checked_mul(n, size(axis), "element count of " + op.label);
-    return n;
+    Shape sizes;
+    for (int axis : op.axes) sizes.push_back(size(axis));
+    return checked_numel(sizes, "element count of " + op.label);
   }
 
   std::string describe(const PlanOperand& op) const {
@@ -754,7 +759,10 @@ class Planner {
     const std::int64_t before = numel(op);
     std::erase_if(op.axes, [&](int axis) { return std::find(axes.begin(), axes.end(), axis) != axes.end(); });
     step.result = describe(op);
-    step.elementwise_flops = before - numel(op);
+    // Summing n elements into m outputs takes n - m additions; an empty operand (n = 0) takes none
+    // (its one output when every axis is summed is a zero, not -1 additions).
+    step.elementwise_flops = before == 0 ? 0 : before - numel(op);
+    state.elementwise_flops = checked_add(state.elementwise_flops, step.elementwise_flops, "einsum elementwise FLOPs");
     state.steps.push_back(std::move(step));
   }
 
@@ -824,8 +832,7 @@ EinsumPlan einsum_plan(std::string_view pattern, std::span<const Shape> shapes, 
   }
   checked_numel(plan.output_shape, "element count of the output");
   plan.flops = state.flops;
-  for (const auto& step : state.steps)
-    plan.elementwise_flops = checked_add(plan.elementwise_flops, step.elementwise_flops, "einsum elementwise FLOPs");
+  plan.elementwise_flops = state.elementwise_flops;
   plan.steps = std::move(state.steps);
   return plan;
 }

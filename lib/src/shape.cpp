@@ -79,7 +79,9 @@ std::optional<Strides> compute_view_strides(std::span<const std::int64_t> old_sh
   if (numel == 0) {
     // Any strides do; use the ones resize would give (as PyTorch, to match NumPy).
     for (std::size_t d = new_shape.size(); d-- > 0;)
-      new_strides[d] = d + 1 == new_shape.size() ? 1 : std::max<std::int64_t>(new_shape[d + 1], 1) * new_strides[d + 1];
+      new_strides[d] = d + 1 == new_shape.size()
+                           ? 1
+                           : checked_mul(std::max<std::int64_t>(new_shape[d + 1], 1), new_strides[d + 1], "strides");
     return new_strides;
   }
   auto view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
@@ -87,11 +89,12 @@ std::optional<Strides> compute_view_strides(std::span<const std::int64_t> old_sh
   std::int64_t tensor_numel = 1;
   std::int64_t view_numel = 1;
   for (auto tensor_d = static_cast<std::int64_t>(old_shape.size()) - 1; tensor_d >= 0; --tensor_d) {
-    tensor_numel *= old_shape[tensor_d];
-    if (tensor_d == 0 ||
-        (old_shape[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    tensor_numel *= old_shape[tensor_d];  // at most numel
+    // The stride that would continue the chunk; beyond int64 no stride is it.
+    const std::optional<std::int64_t> continued = try_mul(tensor_numel, chunk_base_stride);
+    if (tensor_d == 0 || (old_shape[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != continued)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
-        new_strides[view_d] = view_numel * chunk_base_stride;
+        new_strides[view_d] = checked_mul(view_numel, chunk_base_stride, "strides");
         view_numel *= new_shape[view_d];
         --view_d;
       }

@@ -68,8 +68,8 @@ T checked_add(T a, T b, std::string_view what = "size") {
   return *out;
 }
 
-// Product of the sizes (1 for none); SizeOverflow where it does not fit, std::invalid_argument
-// for a negative size.
+// Product of the sizes (1 for none, 0 when one is 0); SizeOverflow where it does not fit,
+// std::invalid_argument for a negative size.
 std::int64_t checked_numel(std::span<const std::int64_t> sizes, std::string_view what = "element count");
 
 // count * element_size as bytes, checked; count must not be negative.
