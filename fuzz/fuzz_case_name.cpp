@@ -29,7 +29,7 @@ bool canonical_integers(const flopscope::bench::CaseName& name, std::string_view
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const std::string_view text = fuzz::text_of(data, size);
   std::string error;
   const auto name = parse_case_name(text, &error);
   if (!name) {

@@ -13,22 +13,8 @@
 
 using namespace flopscope;
 
-namespace {
-
-std::vector<std::string_view> split_tabs(std::string_view line) {
-  std::vector<std::string_view> fields;
-  for (std::size_t start = 0;;) {
-    const std::size_t tab = line.find('\t', start);
-    fields.push_back(line.substr(start, tab == std::string_view::npos ? tab : tab - start));
-    if (tab == std::string_view::npos) return fields;
-    start = tab + 1;
-  }
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view raw(reinterpret_cast<const char*>(data), size);
+  const std::string_view raw = fuzz::text_of(data, size);
   if (raw.find('\n') != std::string_view::npos) return 0;  // the tool splits lines first
   const std::string_view text = cli::trim_blanks(raw);
   const auto number = cli::parse_number(text);
@@ -44,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(line.back() == '\n', "no newline: " + line);
       line.pop_back();
       const std::string rest = line.substr(text.size());
-      const auto fields = split_tabs(rest);
+      const auto fields = fuzz::split(rest, '\t');
       FUZZ_CHECK(line.compare(0, text.size(), text) == 0 && fields.size() == 4 && fields[0].empty(),
                  "not '<input>\\t<bits>\\t<value>\\t<flag>': " + line);
       const Conversion c = cli::convert_number(dtype, *number, saturate);

@@ -8,7 +8,7 @@
 #include "fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const std::string_view text = fuzz::text_of(data, size);
   const auto count = flopscope::parse_count(text);
   if (!count) return 0;
   FUZZ_CHECK(*count >= 0, "parse_count('" + std::string(text) + "') = " + std::to_string(*count));

@@ -19,16 +19,6 @@ using namespace flopscope;
 
 namespace {
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  for (std::size_t start = 0;;) {
-    const std::size_t newline = text.find('\n', start);
-    lines.push_back(text.substr(start, newline == std::string_view::npos ? newline : newline - start));
-    if (newline == std::string_view::npos) return lines;
-    start = newline + 1;
-  }
-}
-
 std::optional<EinsumPlan> plan_or_error(std::string_view pattern, const std::vector<Shape>& shapes, EinsumOrder order,
                                         EinsumForm form) {
   try {
@@ -64,7 +54,7 @@ void check_plan(const EinsumPlan& plan, const std::vector<Shape>& shapes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto lines = split_lines(std::string_view(reinterpret_cast<const char*>(data), size));
+  const auto lines = fuzz::split(fuzz::text_of(data, size), '\n');
   if (lines.size() < 2 || lines.size() > 5) return 0;
   std::vector<Shape> shapes;
   for (std::size_t i = 1; i < lines.size(); ++i) {

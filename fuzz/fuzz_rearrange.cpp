@@ -21,22 +21,12 @@ using namespace flopscope;
 
 namespace {
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  for (std::size_t start = 0;;) {
-    const std::size_t newline = text.find('\n', start);
-    lines.push_back(text.substr(start, newline == std::string_view::npos ? newline : newline - start));
-    if (newline == std::string_view::npos) return lines;
-    start = newline + 1;
-  }
-}
-
 constexpr std::int64_t kRealElements = 4096;
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto lines = split_lines(std::string_view(reinterpret_cast<const char*>(data), size));
+  const auto lines = fuzz::split(fuzz::text_of(data, size), '\n');
   if (lines.size() < 2 || lines.size() > 8) return 0;
   const std::string_view pattern = lines[0];
   const auto shape = cli::parse_shape_argument(lines[1]);

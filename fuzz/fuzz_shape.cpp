@@ -14,7 +14,7 @@
 using namespace flopscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const std::string_view text = fuzz::text_of(data, size);
   const auto shape = cli::parse_shape_argument(text);
   if (!shape) return 0;
   const auto lib_shape = parse_shape(text);

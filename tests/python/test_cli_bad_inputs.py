@@ -7,23 +7,10 @@ few seconds; never a crash, a hang, a wrapped count or an answer that says less 
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / os.environ.get("FLOPSCOPE_BUILD_DIR", "build") / "tools" / "flopscope"
-
-
-def tool():
-    if not TOOL.exists():
-        pytest.skip(f"{TOOL} not built (build the 'flopscope' target, or set FLOPSCOPE_BUILD_DIR)")
-    return TOOL
-
-
-def run(*args, stdin=None, **kwargs):
-    # 60 s: a hang fails the test instead of the suite (every case here takes well under 1 s).
-    return subprocess.run([str(tool()), *args], input=stdin, capture_output=True, text=True, timeout=60, **kwargs)
+from flopscope_tool import run, tool
 
 
 def assert_one_line_error(proc, command, needle):
