@@ -11,43 +11,34 @@
 // machine, the fairest ratio).
 // Inputs: f32 values with random signs, mantissas and exponents in [2^-20, 2^20] (what tensors
 // hold; some overflow the fp8 formats), or random narrow bit patterns (NaNs included).
-// Validation before timing: against kernels::encode_reference / decode_reference (bit for bit)
-// up to 4Mi elements; above that against the "scalar" variant, which the tests check against
-// the reference bit for bit (the reference itself would take seconds at 64Mi elements).
+// Validation before timing: against kernels::convert_reference (bit for bit) up to 4Mi
+// elements; above that against the "scalar" variant, which the tests check against the
+// reference bit for bit (the reference itself would take seconds at 64Mi elements).
 #include <omp.h>
 
-#include <cstring>
+#include <bit>
 #include <string>
 #include <vector>
 
-#include "flopscope/kernels/convert.hpp"
-#include "flopscope/numerics.hpp"
 #include "copy_cases.hpp"
+#include "flopscope/kernels/convert.hpp"
+#include "flopscope/kernels/hash.hpp"
 #include "harness/harness.hpp"
-#ifdef FLOPSCOPE_HAVE_CUDA
-#include <cuda_runtime.h>
-
-#include "harness/cuda.hpp"
-#endif
 
 using namespace flopscope;
 using namespace flopscope::bench;
 
 namespace {
 
-constexpr std::size_t kReferenceLimit = std::size_t{1} << 22;
+constexpr std::int64_t kReferenceLimit = std::int64_t{1} << 22;
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-void fill_f32(float* data, std::size_t count, std::uint64_t seed) {
+// f32 with random signs and mantissas, exponents in [2^-20, 2^20].
+void fill_tensor_like_f32(const TensorRef& host) {
+  float* data = host.ptr<float>();
+  const std::int64_t count = host.numel();
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t r = mix(seed ^ (i * 0x2545f4914f6cdd1dull));
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint64_t r = kernels::hash_index(42, std::uint64_t(i));
     const auto sign = static_cast<std::uint32_t>(r & 1) << 31;
     const auto exponent = static_cast<std::uint32_t>(127 - 20 + (r >> 1) % 41) << 23;
     const auto mantissa = static_cast<std::uint32_t>(r >> 8) & 0x7fffffu;
@@ -55,186 +46,78 @@ void fill_f32(float* data, std::size_t count, std::uint64_t seed) {
   }
 }
 
-struct Direction {
-  DType narrow;
-  bool encode;  // f32 -> narrow; else narrow -> f32
-  std::size_t in_size() const { return encode ? 4 : dtype_size(narrow); }
-  std::size_t out_size() const { return encode ? dtype_size(narrow) : 4; }
-  std::string name() const {
-    return encode ? "f32->" + std::string(dtype_name(narrow)) : std::string(dtype_name(narrow)) + "->f32";
-  }
-};
-
-void fill_input(void* data, std::size_t count, const Direction& direction) {
-  if (direction.encode)
-    fill_f32(static_cast<float*>(data), count, 42);
-  else
-    fill_random_bytes(data, count * direction.in_size(), 42);
+std::span<const kernels::ConvertVariant> convert_variants(Device::Kind kind) {
+  return kind == Device::Kind::cpu ? kernels::cpu_convert_variants() : kernels::cuda_convert_variants();
 }
 
-// The expected output: the reference for small arrays, the scalar variant for large ones.
-void expected_output(const void* in, void* out, std::size_t count, const Direction& direction) {
-  const kernels::ConvertVariant& scalar = *kernels::find_cpu_convert_variant("scalar");
-  if (direction.encode) {
-    if (count <= kReferenceLimit)
-      kernels::encode_reference(static_cast<const float*>(in), out, count, direction.narrow, false);
-    else
-      scalar.encode(static_cast<const float*>(in), out, count, direction.narrow, false);
-  } else {
-    if (count <= kReferenceLimit)
-      kernels::decode_reference(in, static_cast<float*>(out), count, direction.narrow);
-    else
-      scalar.decode(in, static_cast<float*>(out), count, direction.narrow);
-  }
+std::vector<std::string> conversion_names(Device::Kind kind) {
+  std::vector<std::string> names;
+  for (const auto& v : convert_variants(kind)) names.emplace_back(v.name);
+  return names;
 }
 
-double bytes_moved(std::size_t count, const Direction& direction) {
-  return double(count) * double(direction.in_size() + direction.out_size());
+// The f32->f32 baseline: bench_copy's own copy kernel.
+std::optional<Case> build_baseline(const Point& p) {
+  const Device device = p.device->device;
+  const auto& copy = kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "vec16");
+  const std::int64_t n = p.integer("n");
+  return copy_case({"convert", "copy", "f32->f32", device.str(), {{"n", n}}, {}}, copy, DType::f32, n, device);
 }
 
-void cpu_case(benchmark::State& state, const DeviceContext& device, const kernels::ConvertVariant& variant,
-              std::size_t count, Direction direction) {
-  if (auto reason = variant.unavailable()) {
-    skip(state, std::string(variant.name) + ": " + *reason);
-    return;
+std::optional<Case> build_conversion(const Point& p) {
+  const Device device = p.device->device;
+  const bool encode = p.choice("direction") == "encode";
+  const DType from = encode ? DType::f32 : p.dtype, to = encode ? p.dtype : DType::f32;
+  const std::int64_t n = p.integer("n");
+  Case c;
+  c.name = {"convert", p.variant, std::string(dtype_name(from)) + "->" + std::string(dtype_name(to)), device.str(),
+            {{"n", n}}, {}};
+  c.cost = convert_cost(n, from, to);
+  c.bound = Bound::memory;
+  Operand src = Operand::input("src", from, {n});
+  if (encode) {
+    src.fill = Fill::custom;
+    src.custom_fill = fill_tensor_like_f32;
   }
-  const std::size_t in_bytes = count * direction.in_size(), out_bytes = count * direction.out_size();
-  if (skip_if_too_large(state, device, in_bytes + 2 * out_bytes)) return;
-  HostBuffer in(in_bytes), out(out_bytes), expected(out_bytes);
-  fill_input(in.data, count, direction);
-  std::memset(out.data, 0xA5, out_bytes);  // poison
-  auto run = [&] {
-    if (direction.encode)
-      variant.encode(reinterpret_cast<const float*>(in.data), out.data, count, direction.narrow, false);
-    else
-      variant.decode(in.data, reinterpret_cast<float*>(out.data), count, direction.narrow);
+  c.operands = {Operand::output_of("dst", to, {n}), src};
+  const auto problem = [](std::span<const TensorRef> ops) { return kernels::ConvertProblem{ops[0], ops[1], false}; };
+  c.validation.reference = [n, problem](std::span<const TensorRef> ops) {
+    if (n <= kReferenceLimit) return kernels::convert_reference(problem(ops));
+    kernels::variant_named(kernels::cpu_convert_variants(), "scalar").prepare(problem(ops))(nullptr);
   };
-  run();
-  expected_output(in.data, expected.data, count, direction);
-  if (auto mismatch = compare_exact(out.data, expected.data, count, direction.out_size())) {
-    fail(state, std::string(variant.name) + ": " + *mismatch);
-    return;
-  }
-  {
-    NvtxRange timed("timed");
-    for (auto _ : state) {
-      run();
-      benchmark::ClobberMemory();
-    }
-  }
-  set_counters(state, device, {.flops = 0, .bytes = bytes_moved(count, direction), .bound = Bound::memory});
+  const auto& variant = kernels::variant_named(convert_variants(device.kind), p.variant);
+  if (!bind_variant(c, variant, device, problem)) return std::nullopt;
+  return c;
 }
 
-#ifdef FLOPSCOPE_HAVE_CUDA
-void cuda_case(benchmark::State& state, const DeviceContext& device, bool hot, std::size_t count, Direction direction) {
-  const std::size_t in_bytes = count * direction.in_size(), out_bytes = count * direction.out_size();
-  if (skip_if_too_large(state, device, in_bytes + out_bytes + 2 * device.l2_bytes)) return;
-  cuda::DeviceBuffer in(in_bytes), out(out_bytes);
-  if (!in.error.empty() || !out.error.empty()) {
-    skip(state, "cudaMalloc: " + in.error + out.error);
-    return;
-  }
-  std::vector<unsigned char> host_in(in_bytes), host_out(out_bytes), host_expected(out_bytes);
-  fill_input(host_in.data(), count, direction);
-  cudaMemcpy(in.data, host_in.data(), in_bytes, cudaMemcpyHostToDevice);
-  cuda::fill_bytes(out.data, 0xA5, out_bytes);
-  auto enqueue = [&](void* stream) {
-    if (direction.encode)
-      kernels::cuda::encode(static_cast<const float*>(in.data), out.data, count, direction.narrow, false, stream);
-    else
-      kernels::cuda::decode(in.data, static_cast<float*>(out.data), count, direction.narrow, stream);
-  };
-  enqueue(nullptr);
-  cudaMemcpy(host_out.data(), out.data, out_bytes, cudaMemcpyDeviceToHost);
-  if (auto error = cuda::take_error()) {
-    fail(state, "intrinsics: CUDA error: " + *error);
-    return;
-  }
-  expected_output(host_in.data(), host_expected.data(), count, direction);
-  if (auto mismatch = compare_exact(host_out.data(), host_expected.data(), count, direction.out_size())) {
-    fail(state, "intrinsics: " + *mismatch);
-    return;
-  }
-  cuda::time_cuda(state, device, hot, enqueue);
-  set_counters(state, device, {.flops = 0, .bytes = bytes_moved(count, direction), .bound = Bound::memory});
+std::vector<AxisValue> default_counts(const DeviceContext&, DType) {
+  return {std::vector<std::int64_t>{std::int64_t{1} << 20}, std::vector<std::int64_t>{std::int64_t{1} << 26}};
 }
-#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  FamilySpec spec{.binary = "bench_convert",
-                  .variants = {},
-                  .dtypes = {kernels::kNarrowDTypes.begin(), kernels::kNarrowDTypes.end()},
-                  .default_dtypes = {kernels::kNarrowDTypes.begin(), kernels::kNarrowDTypes.end()},
-                  .shape_flag = "sizes",
-                  .shape_help = "element counts"};
-  spec.variants.emplace_back("copy");  // the f32->f32 baseline
-  for (const auto& v : kernels::cpu_convert_variants()) spec.variants.emplace_back(v.name);
-  spec.variants.emplace_back("intrinsics");  // CUDA; named without CUDA too, so that flags stay valid
-  Harness harness(&argc, argv, spec);
-  const Axes& axes = harness.axes();
-
-  std::vector<std::size_t> counts;
-  if (!axes.sizes.empty())
-    for (auto n : axes.sizes) counts.push_back(static_cast<std::size_t>(n));
-  else
-    counts = {std::size_t{1} << 20, std::size_t{1} << 26};  // 4 MiB and 256 MiB of f32
-
-  for (const Device& device : axes.devices) {
-    if (harness.wants_variant("copy")) {
-      for (std::size_t count : counts) {
-        const CaseName name{.family = "convert",
-                            .variant = "copy",
-                            .dtype = "f32->f32",
-                            .device = device.str(),
-                            .shape = {{"n", static_cast<std::int64_t>(count)}},
-                            .extras = {}};
-        if (device.is_cpu()) {
-          harness.add(name, [count](benchmark::State& state, const DeviceContext& d) {
-            cpu_copy_case(state, d, cpu_copy_variant("simd"), count, sizeof(float));
-          });
-        } else {
-#ifdef FLOPSCOPE_HAVE_CUDA
-          const bool hot = axes.hot;
-          harness.add(name, [count, hot](benchmark::State& state, const DeviceContext& d) {
-            cuda_copy_case(state, d, hot, cuda_copy_variant("vec16"), count, sizeof(float));
-          });
-#endif
-        }
-      }
-    }
-    for (DType narrow : axes.dtypes) {
-      for (bool encode : {true, false}) {
-        const Direction direction{narrow, encode};
-        for (std::size_t count : counts) {
-          auto name = [&](std::string_view variant) {
-            return CaseName{.family = "convert",
-                            .variant = std::string(variant),
-                            .dtype = direction.name(),
-                            .device = device.str(),
-                            .shape = {{"n", static_cast<std::int64_t>(count)}},
-                            .extras = {}};
-          };
-          if (device.is_cpu()) {
-            for (const auto& variant : kernels::cpu_convert_variants()) {
-              if (!variant.supports(narrow) || !harness.wants_variant(std::string(variant.name))) continue;
-              harness.add(name(variant.name), [&variant, count, direction](benchmark::State& state, const DeviceContext& d) {
-                cpu_case(state, d, variant, count, direction);
-              });
-            }
-          } else {
-#ifdef FLOPSCOPE_HAVE_CUDA
-            if (!harness.wants_variant("intrinsics")) continue;
-            const bool hot = axes.hot;
-            harness.add(name("intrinsics"), [count, direction, hot](benchmark::State& state, const DeviceContext& d) {
-              cuda_case(state, d, hot, count, direction);
-            });
-#endif
-          }
-        }
-      }
-    }
-  }
-  return harness.run();
+  const std::vector<DType> narrow(kernels::kNarrowDTypes.begin(), kernels::kNarrowDTypes.end());
+  const Family family{
+      .binary = "bench_convert",
+      .summary = "Bulk conversion of n elements between f32 and each narrow dtype, both ways, beside an f32 copy.",
+      .dtypes = narrow,
+      .default_dtypes = narrow,
+      .axes = {{.name = "n", .flag = "sizes", .help = "element counts", .defaults = default_counts},
+               {.name = "direction",
+                .flag = "directions",
+                .kind = Axis::Kind::choices,
+                .help = "encode (f32 -> narrow), decode (narrow -> f32)",
+                .choices = {"encode", "decode"},
+                .defaults = [](const DeviceContext&, DType) {
+                  return std::vector<AxisValue>{std::string("encode"), std::string("decode")};
+                }}},
+      .benches = {{.name = "f32 copy baseline",
+                   .variants = [](Device::Kind) { return std::vector<std::string>{"copy"}; },
+                   .uses_dtypes = false,
+                   .axes = {"n"},
+                   .build = build_baseline},
+                  {.name = "conversions", .variants = conversion_names, .axes = {"direction", "n"}, .build = build_conversion}},
+  };
+  return run_family(argc, argv, family);
 }

@@ -1,349 +1,233 @@
 // peak/<variant>/<dtype>/<device>/<shape>: the measured ceilings of each device.
 //   Compute: independent FMA chains at the widest vectors (CPU: AVX-512, else AVX2; bf16 dot
 //   products and fp16 FMA where the CPU has them), GPU: FMA chains on every CUDA core, and the
-//   tensor cores through cuBLASLt GEMMs (tf32, f16, bf16, f8).
+//   tensor cores through the matmul family's cuBLASLt GEMMs (tf32, f16, bf16, fp8 pairs; fp8 also
+//   with fast accumulation, fast_accum=1).
 //   Memory: copy and STREAM triad on arrays past 4x the last-level cache.
-// Each case's label says which ceiling it measures (ceiling=compute:f32, ceiling=memory:triad);
-// `flopscope-analysis ceilings RUN_DIR` turns the best of each into results/ceilings/<key>.json,
-// which later runs read.
+// Each case's label says which ceiling it measures (ceiling=compute:f32, ceiling=memory:triad).
+// With --write-ceilings=DIR this binary writes DIR/<device key>.json from its own results (the
+// best median per label), which every later bench binary reads (FORMAT.md).
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
-#include "flopscope/kernels/copy.hpp"
-#include "flopscope/kernels/hash.hpp"
-#include "flopscope/kernels/peak.hpp"
-#include "flopscope/sizes.hpp"
 #include "copy_cases.hpp"
+#include "flopscope/kernels/hash.hpp"
+#include "flopscope/kernels/matmul.hpp"
+#include "flopscope/kernels/peak.hpp"
+#include "flopscope/tensor.hpp"
 #include "harness/harness.hpp"
-#ifdef FLOPSCOPE_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-#include "harness/cuda.hpp"
-#endif
 
 using namespace flopscope;
 using namespace flopscope::bench;
 
 namespace {
 
-// FMA chain inputs: the recurrence acc = acc * a + b is checked lane for lane against a scalar
+constexpr std::uint64_t kCpuTrips = 200'000;  // ~0.5 ms per call at 4 GHz
+constexpr std::uint64_t kCudaTrips = 1 << 14;
+constexpr int kCudaBlocksPerSm = 16;
+
+// ---- FMA chains ----
+
+std::span<const kernels::FmaChainVariant> chain_variants(Device::Kind kind) {
+  return kind == Device::Kind::cpu ? kernels::cpu_fma_chain_variants() : kernels::cuda_fma_chain_variants();
+}
+
+std::vector<std::string> chain_names(Device::Kind kind) {
+  std::vector<std::string> names;
+  for (const auto& v : chain_variants(kind))
+    if (std::find(names.begin(), names.end(), v.name) == names.end()) names.emplace_back(v.name);
+  return names;
+}
+
+// Chain inputs: the recurrence acc = acc * a + b is checked lane for lane against the scalar
 // reference. For bf16 and f16, a = -1, b = 1 keep every step exact in the narrow type.
-struct ChainInputs {
-  double start, a, b;
-};
-
-ChainInputs chain_inputs(std::string_view compute) {
-  if (compute == "bf16" || compute == "f16") return {0.0, -1.0, 1.0};
-  return {0.5, 0.999999, 1e-3};
+kernels::FmaChainProblem chain_problem(const TensorRef& out, ComputeMode mode, std::uint64_t trips) {
+  const bool narrow = mode == ComputeMode::bf16 || mode == ComputeMode::f16;
+  return {out, mode, trips, narrow ? 0.0 : 0.5, narrow ? -1.0 : 0.999999, narrow ? 1.0 : 1e-3};
 }
 
-constexpr std::uint64_t kTripsPerCall = 200'000;  // ~0.5 ms per call at 4 GHz
-
-void cpu_compute_case(benchmark::State& state, const DeviceContext& device, const kernels::CpuPeakKernel& kernel) {
-  if (!kernel.available()) {
-    skip(state, "this CPU lacks " + std::string(kernel.instruction));
-    return;
-  }
-  const auto in = chain_inputs(kernel.compute);
-  // Validate on every thread before timing.
-  constexpr std::uint64_t check_trips = 1000;
-  const double expected = kernel.reference(check_trips, in.start, in.a, in.b);
-  int mismatches = 0;
-  double got_bad = 0;
-#pragma omp parallel reduction(+ : mismatches)
-  {
-    double out = 0;
-    kernel.run(check_trips, in.start, in.a, in.b, &out);
-    if (std::memcmp(&out, &expected, sizeof out) != 0) {
-      ++mismatches;
-      got_bad = out;
-    }
-  }
-  if (mismatches) {
-    fail(state, std::string(kernel.name) + " " + std::string(kernel.compute) + ": lane 0 after " +
-                    std::to_string(check_trips) + " steps is " + std::to_string(got_bad) + ", reference " +
-                    std::to_string(expected) + " (" + std::to_string(mismatches) + " threads)");
-    return;
-  }
-  const int threads = omp_get_max_threads();
-  double flops = 0;
-  {
-    NvtxRange timed("timed");
-    for (auto _ : state) {
-      double total = 0;
-#pragma omp parallel reduction(+ : total)
-      {
-        double out = 0;
-        total += kernel.run(kTripsPerCall, in.start, in.a, in.b, &out);
-        benchmark::DoNotOptimize(out);
-      }
-      flops = total;
-    }
-  }
-  (void)threads;
-  set_counters(state, device, {.flops = flops, .bytes = 0, .bound = Bound::compute, .compute = std::string(kernel.compute),
-                               .ceiling = "compute:" + std::string(kernel.compute)});
-}
-
-void cpu_triad_case(benchmark::State& state, const DeviceContext& device, std::size_t count) {
-  const std::size_t bytes = count * sizeof(double);
-  if (skip_if_too_large(state, device, 3 * bytes)) return;
-  HostBuffer a(bytes), b(bytes), c(bytes);
-  auto* pa = reinterpret_cast<double*>(a.data);
-  auto* pb = reinterpret_cast<double*>(b.data);
-  auto* pc = reinterpret_cast<double*>(c.data);
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < count; ++i) {
-    pb[i] = 1.0 + double(i % 1000) * 1e-3;
-    pc[i] = 2.0 - double(i % 777) * 1e-3;
-    pa[i] = std::nan("");  // poison
-  }
-  const double scalar = 3.0;
-  kernels::triad_f64(pa, pb, pc, scalar, count);
-  std::size_t bad = 0;
-#pragma omp parallel for reduction(+ : bad)
-  for (std::size_t i = 0; i < count; ++i) bad += pa[i] != std::fma(scalar, pc[i], pb[i]);
-  if (bad) {
-    fail(state, "triad: " + std::to_string(bad) + " of " + std::to_string(count) + " elements differ from b + s*c");
-    return;
-  }
-  for (auto _ : state) {
-    kernels::triad_f64(pa, pb, pc, scalar, count);
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, device, {.flops = 2.0 * double(count), .bytes = 3.0 * double(bytes), .bound = Bound::memory,
-                               .compute = "f64", .ceiling = "memory:triad"});
-}
-
-#ifdef FLOPSCOPE_HAVE_CUDA
-template <typename T>
-void cuda_fma_case(benchmark::State& state, const DeviceContext& device, bool hot, std::string_view compute) {
-  const int blocks = device.sm_count * 16, threads = 256, trips = 1 << 14;
-  const T a = T(0.999999), b = T(1e-3);
-  cuda::DeviceBuffer out(sizeof(T) * std::size_t(blocks) * threads);
-  if (!out.error.empty()) {
-    skip(state, "cudaMalloc: " + out.error);
-    return;
-  }
-  auto launch = [&](void* stream, int n) {
-    if constexpr (sizeof(T) == 4)
-      return kernels::cuda::fma_peak_f32(static_cast<float*>(out.data), blocks, threads, n, a, b, stream);
-    else
-      return kernels::cuda::fma_peak_f64(static_cast<double*>(out.data), blocks, threads, n, a, b, stream);
+std::optional<Case> build_chains(const Point& p) {
+  const DeviceContext& device = *p.device;
+  const ComputeMode mode = natural_compute_mode(p.dtype);
+  const kernels::FmaChainVariant* variant = nullptr;
+  for (const auto& v : chain_variants(device.device.kind))
+    if (v.name == p.variant && v.info.mode == mode) variant = &v;
+  if (!variant) return std::nullopt;
+  const bool cpu = device.device.is_cpu();
+  const std::uint64_t trips = cpu ? kCpuTrips : kCudaTrips;
+  const std::int64_t threads = cpu ? omp_get_max_threads()
+                                   : std::int64_t{std::max(device.sm_count, 1)} * kCudaBlocksPerSm *
+                                         kernels::kCudaPeakThreadsPerBlock;
+  const std::string key(peak_key(mode));
+  Case c;
+  c.name = {"peak", p.variant, std::string(dtype_name(p.dtype)), device.device.str(), {{"trips", std::int64_t(trips)}}, {}};
+  c.bound = Bound::compute;
+  c.compute = key;
+  c.ceiling = "compute:" + key;
+  c.operands = {Operand::output_of("out", DType::f64, {threads})};
+  const auto problem = [mode, trips](std::span<const TensorRef> ops) { return chain_problem(ops[0], mode, trips); };
+  // Every thread's value, bit for bit: the scalar recurrence.
+  c.validation.check = [problem, name = std::string(p.variant)](std::span<const TensorRef> host, Counters&) -> std::optional<std::string> {
+    const kernels::FmaChainProblem chains = problem(host);
+    const double expected = kernels::fma_chain_reference(chains.mode, chains.trips, chains.start, chains.a, chains.b);
+    const double* out = chains.out.ptr<double>();
+    for (std::int64_t t = 0; t < chains.out.numel(); ++t)
+      if (std::memcmp(&out[t], &expected, sizeof expected) != 0)
+        return "thread " + std::to_string(t) + " ends at " + std::to_string(out[t]) + ", the reference at " +
+               std::to_string(expected) + " after " + std::to_string(chains.trips) + " steps";
+    return std::nullopt;
   };
-  launch(nullptr, 100);
-  if (auto error = cuda::take_error()) {
-    fail(state, "CUDA error: " + *error);
-    return;
-  }
-  std::vector<T> host(std::size_t(blocks) * threads);
-  cudaMemcpy(host.data(), out.data, sizeof(T) * host.size(), cudaMemcpyDeviceToHost);
-  for (int tid : {0, 1, 6, 7, 255}) {  // the kernel's recurrence, in the same order
-    T sum = 0;
-    for (int c = 0; c < kernels::cuda::kCudaPeakChains; ++c) {
-      T acc = T(tid % 7 + c) * T(0.001);
-      for (int t = 0; t < 100; ++t) acc = std::fma(acc, a, b);
-      sum += acc;
-    }
-    if (host[std::size_t(tid)] != sum) {
-      fail(state, "fma chains: thread " + std::to_string(tid) + " gives " + std::to_string(double(host[std::size_t(tid)])) +
-                      ", reference " + std::to_string(double(sum)));
-      return;
-    }
-  }
-  double flops = 0;
-  cuda::time_cuda(state, device, hot, [&](void* stream) { flops = launch(stream, trips); });
-  set_counters(state, device, {.flops = flops, .bytes = 0, .bound = Bound::compute, .compute = std::string(compute),
-                               .ceiling = "compute:" + std::string(compute)});
+  bind_variant(c, *variant, device.device, problem);
+  c.cost = {kernels::fma_chain_flops(*variant, problem(dry_refs(c.operands, device.device))), 0};
+  return c;
 }
 
-void cuda_gemm_case(benchmark::State& state, const DeviceContext& device, bool hot, const std::string& dtype,
-                    int size) {
-  if (dtype.starts_with("f8") && device.sm_major * 10 + device.sm_minor < 89) {
-    skip(state, "fp8 tensor cores need sm_89 or newer; " + device.name + " is sm_" + std::to_string(device.sm_major) +
-                    std::to_string(device.sm_minor));
-    return;
-  }
-  const int m = size, n = size, k = size;
-  const std::size_t element = dtype == "tf32" ? 4 : dtype.starts_with("f8") ? 1 : 2;
-  const std::size_t bytes = element * std::size_t(k) * (std::size_t(m) + std::size_t(n)) + 4 * std::size_t(m) * n;
-  if (skip_if_too_large(state, device, bytes)) return;
-  cuda::DeviceBuffer a(element * std::size_t(k) * m), b(element * std::size_t(k) * n), d(4 * std::size_t(m) * n);
-  if (!a.error.empty() || !b.error.empty() || !d.error.empty()) {
-    skip(state, "cudaMalloc: " + a.error + b.error + d.error);
-    return;
-  }
-  kernels::cuda::fill_small_integers(a.data, dtype, std::size_t(k) * m, 1);
-  kernels::cuda::fill_small_integers(b.data, dtype, std::size_t(k) * n, 2);
-  cuda::fill_bytes(d.data, 0xFF, 4 * std::size_t(m) * n);  // poison: NaN
-  std::string error;
-  auto* plan = kernels::cuda::gemm_plan_create(dtype, m, n, k, &error);
-  if (!plan) {
-    skip(state, "cuBLASLt " + dtype + ": " + error);
-    return;
-  }
-  error = kernels::cuda::gemm_run(plan, a.data, b.data, static_cast<float*>(d.data), nullptr);
-  if (auto cuda_error = cuda::take_error()) error += *cuda_error;
-  // Validate sampled outputs against exact integer dot products (inputs are in [-2, 2]).
-  for (int sample = 0; sample < 16 && error.empty(); ++sample) {
-    const std::size_t i = std::size_t(sample * 7919) % std::size_t(m), j = std::size_t(sample * 104729) % std::size_t(n);
-    double expected = 0;
-    for (std::size_t kk = 0; kk < std::size_t(k); ++kk)
-      expected += double(kernels::small_integer(kk + i * std::size_t(k), 1)) * double(kernels::small_integer(kk + j * std::size_t(k), 2));
-    float got = 0;
-    cudaMemcpy(&got, static_cast<float*>(d.data) + i + j * std::size_t(m), sizeof got, cudaMemcpyDeviceToHost);
-    if (double(got) != expected)
-      error = "D(" + std::to_string(i) + "," + std::to_string(j) + ") = " + std::to_string(got) + ", exact " +
-              std::to_string(expected);
-  }
-  if (!error.empty()) {
-    fail(state, "cuBLASLt " + dtype + ": " + error);
-    kernels::cuda::gemm_plan_destroy(plan);
-    return;
-  }
-  cuda::time_cuda(state, device, hot, [&](void* stream) {
-    kernels::cuda::gemm_run(plan, a.data, b.data, static_cast<float*>(d.data), stream);
-  });
-  kernels::cuda::gemm_plan_destroy(plan);
-  const std::string compute = dtype.starts_with("f8") ? "f8" : dtype;
-  set_counters(state, device, {.flops = 2.0 * m * double(n) * k, .bytes = double(bytes), .bound = Bound::compute,
-                               .compute = compute, .ceiling = "compute:" + compute});
+// ---- memory: copy and triad ----
+
+// STREAM: each array at least 4x the largest cache.
+std::int64_t stream_array_elements(std::size_t largest_cache, std::size_t element_size) {
+  std::int64_t bytes = 1;
+  while (bytes < 4 * std::int64_t(largest_cache)) bytes *= 2;
+  return bytes / std::int64_t(element_size);
 }
 
-void cuda_memory_case(benchmark::State& state, const DeviceContext& device, bool hot, bool triad, std::size_t count) {
-  const std::size_t bytes = count * sizeof(float);
-  if (skip_if_too_large(state, device, (triad ? 3 : 2) * bytes)) return;
-  cuda::DeviceBuffer a(bytes), b(bytes), c(bytes);
-  if (!a.error.empty() || !b.error.empty() || !c.error.empty()) {
-    skip(state, "cudaMalloc: " + a.error + b.error + c.error);
-    return;
+std::vector<AxisValue> default_counts(const DeviceContext& device, DType) {
+  const std::int64_t n = device.device.is_cpu()
+                             ? stream_array_elements(device.last_level_cache(), 8)
+                             : std::max<std::int64_t>(stream_array_elements(device.l2_bytes, 4), std::int64_t{1} << 28);
+  return {std::vector{n}};
+}
+
+std::span<const kernels::TriadVariant> triad_variants(Device::Kind kind) {
+  return kind == Device::Kind::cpu ? kernels::cpu_triad_variants() : kernels::cuda_triad_variants();
+}
+
+std::optional<Case> build_memory(const Point& p) {
+  const Device device = p.device->device;
+  const DType dtype = device.is_cpu() ? DType::f64 : DType::f32;
+  const std::int64_t n = p.integer("n");
+  const std::string compute(dtype_name(dtype));
+  CaseName name{"peak", p.variant, compute, device.str(), {{"n", n}}, {}};
+  Case c;
+  if (p.variant == "copy") {
+    c = copy_case(name, kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "vec16"), dtype, n,
+                  device);
+  } else {
+    c.name = name;
+    c.cost = triad_cost(n, dtype);
+    c.operands = {Operand::output_of("a", dtype, {n}), Operand::input("b", dtype, {n}, Fill::small_integers),
+                  Operand::input("c", dtype, {n}, Fill::small_integers)};
+    const auto problem = [](std::span<const TensorRef> ops) { return kernels::TriadProblem{ops[0], ops[1], ops[2], 3.0}; };
+    c.validation.reference = [problem](std::span<const TensorRef> ops) { kernels::triad_reference(problem(ops)); };
+    bind_variant(c, triad_variants(device.kind)[0], device, problem);
   }
-  kernels::cuda::fill_small_integers(b.data, "f32", count, 3);
-  kernels::cuda::fill_small_integers(c.data, "f32", count, 4);
-  cuda::fill_bytes(a.data, 0xFF, bytes);
-  const auto& vec16 = cuda_copy_variant("vec16");
-  auto run = [&](void* stream) {
-    if (triad)
-      kernels::cuda::triad_f32(static_cast<float*>(a.data), static_cast<const float*>(b.data),
-                               static_cast<const float*>(c.data), 3.0f, count, stream);
-    else
-      vec16.run(a.data, b.data, count, sizeof(float), stream);
+  c.bound = Bound::memory;
+  c.compute = compute;
+  c.ceiling = "memory:" + p.variant;
+  return c;
+}
+
+// ---- tensor cores: cuBLASLt GEMMs ----
+
+// The compute mode a --dtypes entry asks of the tensor cores: f32 storage runs as TF32, and
+// e5m2 (which cuBLASLt pairs with e4m3 only) as e5m2 x e4m3.
+ComputeMode gemm_mode(DType dtype) {
+  if (dtype == DType::f32) return ComputeMode::tf32;
+  if (dtype == DType::f8e5m2) return ComputeMode::f8e5m2_e4m3;
+  return natural_compute_mode(dtype);
+}
+
+// C (m x n, f32) = A (m x k) · B (k x n) through the matmul family's cublaslt variant, in the NT
+// layout (B the transposed view of a row-major n x k array: cuBLAS's TN, which fp8 requires and the
+// others accept). fp8 runs twice: with cuBLASLt's default accumulation, and with
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM (fast_accum=1 in the name: partial sums are not promoted to f32
+// between tensor-core steps); both are ceilings of compute:f8, of which the faster counts.
+std::optional<Case> build_gemm(const Point& p, bool fast_accum) {
+  const DeviceContext& device = *p.device;
+  if (p.dtype == DType::f64) return std::nullopt;
+  const ComputeMode mode = gemm_mode(p.dtype);
+  const ComputeModeInfo& info = compute_mode_info(mode);
+  const bool fp8 = info.peak_key == "f8";
+  if (fast_accum && !fp8) return std::nullopt;
+  const auto* cublaslt = kernels::find_variant(kernels::cuda_matmul_variants(), "cublaslt");
+  if (!cublaslt) return std::nullopt;
+  const std::int64_t size = p.integer("gemm"), m = size, n = size, k = size;
+  const std::string key(info.peak_key);
+  Case c;
+  c.name = {"peak", "cublaslt", std::string(info.name), device.device.str(), {{"m", m}, {"n", n}, {"k", k}}, {}};
+  if (fast_accum) c.name.extras = {{"fast_accum", "1"}};
+  c.cost = matmul_cost(m, n, k, info.a, info.b, DType::f32);
+  c.bound = Bound::compute;
+  c.compute = key;
+  c.ceiling = "compute:" + key;
+  c.operands = {Operand::input("a", info.a, {m, k}, Fill::small_integers),
+                {"b", info.b, {k, n}, {1, k}, 0, false, Fill::small_integers, {}},
+                Operand::output_of("c", DType::f32, {m, n})};
+  const auto problem = [mode, fast_accum](std::span<const TensorRef> ops) {
+    kernels::MatmulProblem matmul{ops[0], ops[1], ops[2], mode};
+    matmul.fast_accum = fast_accum;
+    return matmul;
   };
-  run(nullptr);
-  std::vector<float> got(std::min<std::size_t>(count, 4096)), host_b(got.size()), host_c(got.size());
-  cudaMemcpy(got.data(), a.data, got.size() * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(host_b.data(), b.data, got.size() * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(host_c.data(), c.data, got.size() * 4, cudaMemcpyDeviceToHost);
-  if (auto error = cuda::take_error()) {
-    fail(state, "CUDA error: " + *error);
-    return;
-  }
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    float expected = triad ? host_b[i] + 3.0f * host_c[i] : host_b[i];  // small integers: exact
-    if (got[i] != expected) {
-      fail(state, std::string(triad ? "triad" : "copy") + ": element " + std::to_string(i) + " is " +
-                      std::to_string(got[i]) + ", expected " + std::to_string(expected));
-      return;
+  if (!bind_variant(c, *cublaslt, device.device, problem)) return std::nullopt;
+  // Sampled outputs against exact integer dot products (inputs are small integers).
+  c.validation.check = [m, n, k](std::span<const TensorRef> host, Counters&) -> std::optional<std::string> {
+    const auto element = [](const TensorRef& t, std::int64_t row, std::int64_t column) {
+      return load_element(t.ptr<unsigned char>() + (row * t.strides[0] + column * t.strides[1]) * std::int64_t(t.element_size()),
+                          t.dtype);
+    };
+    for (int sample = 0; sample < 16; ++sample) {
+      const std::int64_t i = std::int64_t(sample) * 7919 % m, j = std::int64_t(sample) * 104729 % n;
+      double expected = 0;
+      for (std::int64_t kk = 0; kk < k; ++kk) expected += element(host[0], i, kk) * element(host[1], kk, j);
+      const double got = element(host[2], i, j);
+      if (got != expected)
+        return "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " + std::to_string(got) + ", exact " +
+               std::to_string(expected);
     }
-  }
-  cuda::time_cuda(state, device, hot, run);
-  set_counters(state, device, {.flops = triad ? 2.0 * double(count) : 0, .bytes = (triad ? 3.0 : 2.0) * double(bytes),
-                               .bound = Bound::memory, .compute = "f32",
-                               .ceiling = triad ? "memory:triad" : "memory:copy"});
-}
-#endif
-
-std::size_t stream_array_elements(std::size_t largest_cache, std::size_t element_size) {
-  std::size_t bytes = 1;
-  while (bytes < 4 * largest_cache) bytes *= 2;  // STREAM: each array at least 4x the LLC
-  return bytes / element_size;
+    return std::nullopt;
+  };
+  return c;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  FamilySpec spec{.binary = "bench_peak",
-                  .variants = {},
-                  .dtypes = {DType::f64, DType::f32, DType::bf16, DType::f16, DType::f8e4m3, DType::f8e5m2},
-                  .default_dtypes = {DType::f64, DType::f32, DType::bf16, DType::f16, DType::f8e4m3},
-                  .shape_flag = "sizes",
-                  .shape_help = "element counts of the bandwidth arrays"};
-  for (const auto& k : kernels::cpu_peak_kernels())
-    if (std::find(spec.variants.begin(), spec.variants.end(), k.name) == spec.variants.end())
-      spec.variants.emplace_back(k.name);
-  spec.variants.insert(spec.variants.end(), {"copy", "triad", "fma", "cublaslt"});
-  Harness harness(&argc, argv, spec);
-  const Axes& axes = harness.axes();
-  auto wants_dtype = [&](DType d) { return std::find(axes.dtypes.begin(), axes.dtypes.end(), d) != axes.dtypes.end(); };
-
-  for (const Device& device : axes.devices) {
-    const DeviceContext& ctx = harness.device(device);
-    auto name = [&](std::string variant, std::string dtype, std::vector<std::pair<std::string, std::int64_t>> shape) {
-      return CaseName{.family = "peak", .variant = std::move(variant), .dtype = std::move(dtype),
-                      .device = device.str(), .shape = std::move(shape), .extras = {}};
-    };
-    std::vector<std::size_t> counts;
-    for (auto n : axes.sizes) counts.push_back(std::size_t(n));
-    if (device.is_cpu()) {
-      for (const auto& kernel : kernels::cpu_peak_kernels()) {
-        auto dtype = parse_dtype(kernel.compute);
-        if (!harness.wants_variant(std::string(kernel.name)) || !dtype || !wants_dtype(*dtype)) continue;
-        harness.add(name(std::string(kernel.name), std::string(kernel.compute), {{"trips", kTripsPerCall}}),
-                    [&kernel](benchmark::State& state, const DeviceContext& d) { cpu_compute_case(state, d, kernel); });
-      }
-      if (counts.empty())
-        counts.push_back(stream_array_elements(std::max({ctx.l3_bytes, ctx.l2_bytes, std::size_t{1} << 20}), 8));
-      for (std::size_t count : counts) {
-        if (harness.wants_variant("copy"))
-          harness.add(name("copy", "f64", {{"n", std::int64_t(count)}}),
-                      [count](benchmark::State& state, const DeviceContext& d) {
-                        cpu_copy_case(state, d, cpu_copy_variant("simd"), count, sizeof(double),
-                                      {.compute = "f64", .ceiling = "memory:copy"});
-                      });
-        if (harness.wants_variant("triad"))
-          harness.add(name("triad", "f64", {{"n", std::int64_t(count)}}),
-                      [count](benchmark::State& state, const DeviceContext& d) { cpu_triad_case(state, d, count); });
-      }
-    } else {
-#ifdef FLOPSCOPE_HAVE_CUDA
-      const bool hot = axes.hot;
-      if (harness.wants_variant("fma")) {
-        if (wants_dtype(DType::f32))
-          harness.add(name("fma", "f32", {{"trips", 1 << 14}}), [hot](benchmark::State& s, const DeviceContext& d) {
-            cuda_fma_case<float>(s, d, hot, "f32");
-          });
-        if (wants_dtype(DType::f64))
-          harness.add(name("fma", "f64", {{"trips", 1 << 14}}), [hot](benchmark::State& s, const DeviceContext& d) {
-            cuda_fma_case<double>(s, d, hot, "f64");
-          });
-      }
-      if (harness.wants_variant("cublaslt")) {
-        const int size = axes.sizes.empty() ? 8192 : int(std::min<std::int64_t>(axes.sizes.front(), 16384));
-        std::vector<std::string> gemm_dtypes;
-        if (wants_dtype(DType::f32)) gemm_dtypes.push_back("tf32");
-        for (DType d : {DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2})
-          if (wants_dtype(d)) gemm_dtypes.emplace_back(dtype_name(d));
-        for (const auto& dtype : gemm_dtypes)
-          harness.add(name("cublaslt", dtype, {{"m", size}, {"n", size}, {"k", size}}),
-                      [hot, dtype, size](benchmark::State& s, const DeviceContext& d) {
-                        cuda_gemm_case(s, d, hot, dtype, size);
-                      });
-      }
-      std::vector<std::size_t> gpu_counts = counts;
-      if (gpu_counts.empty()) gpu_counts.push_back(std::max<std::size_t>(stream_array_elements(ctx.l2_bytes, 4), 1u << 28));
-      for (std::size_t count : gpu_counts)
-        for (bool triad : {false, true})
-          if (harness.wants_variant(triad ? "triad" : "copy"))
-            harness.add(name(triad ? "triad" : "copy", "f32", {{"n", std::int64_t(count)}}),
-                        [hot, triad, count](benchmark::State& s, const DeviceContext& d) {
-                          cuda_memory_case(s, d, hot, triad, count);
-                        });
-#endif
-    }
-  }
-  return harness.run();
+  std::vector<Bench> benches = {
+      {.name = "FMA chains", .variants = chain_names, .axes = {}, .build = build_chains},
+      {.name = "memory",
+       .variants = [](Device::Kind) { return std::vector<std::string>{"copy", "triad"}; },
+       .uses_dtypes = false,
+       .axes = {"n"},
+       .build = build_memory},
+  };
+  const auto cublaslt_on_cuda = [](Device::Kind kind) {
+    return kind == Device::Kind::cuda ? std::vector<std::string>{"cublaslt"} : std::vector<std::string>{};
+  };
+  benches.push_back({.name = "tensor-core GEMMs",
+                     .variants = cublaslt_on_cuda,
+                     .axes = {"gemm"},
+                     .build = [](const Point& p) { return build_gemm(p, false); }});
+  benches.push_back({.name = "fp8 GEMMs with fast accumulation",
+                     .variants = cublaslt_on_cuda,
+                     .axes = {"gemm"},
+                     .build = [](const Point& p) { return build_gemm(p, true); }});
+  const Family family{
+      .binary = "bench_peak",
+      .summary = "Measured ceilings: FMA chains, tensor-core GEMMs, copy and STREAM triad past 4x the last-level cache.",
+      .dtypes = {DType::f64, DType::f32, DType::bf16, DType::f16, DType::f8e4m3, DType::f8e5m2},
+      .default_dtypes = {DType::f64, DType::f32, DType::bf16, DType::f16, DType::f8e4m3, DType::f8e5m2},
+      .axes = {{.name = "n", .flag = "sizes", .help = "element counts of the bandwidth arrays", .defaults = default_counts},
+               {.name = "gemm",
+                .flag = "gemm-sizes",
+                .help = "m = n = k of the tensor-core GEMMs",
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::vector<std::int64_t>{8192}}; }}},
+      .benches = benches,
+      .measures_ceilings = true,
+  };
+  return run_family(argc, argv, family);
 }

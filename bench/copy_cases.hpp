@@ -1,33 +1,45 @@
 // The copy case, shared by bench_copy (every variant and dtype), bench_convert (the f32->f32
 // baseline beside each conversion) and bench_peak (the copy ceiling), so that all three measure
-// a copy the same way: random source, poisoned destination, validated against the source before
-// it is timed; bytes 2 * count * element_size (read once, written once).
+// a copy the same way: random source, poisoned destination, validated bit for bit against the
+// source before it is timed; bytes 2 * n * element size (read once, written once).
 #pragma once
 
-#include <cstddef>
-#include <string_view>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "flopscope/kernels/copy.hpp"
-#include "harness/harness.hpp"
+#include "harness/case.hpp"
+#include "harness/family.hpp"
+#include "harness/devices.hpp"
 
 namespace flopscope::bench {
 
-// `label` is what the caller adds to the counters (compute mode, ceiling); flops, bytes and
-// bound are the copy's.
-void cpu_copy_case(benchmark::State& state, const DeviceContext& device, const kernels::CopyVariant& variant,
-                   std::size_t count, std::size_t element_size, Work label = {});
+// A contiguous copy of n elements of `dtype` by `variant` on `device`, named `name`.
+Case copy_case(CaseName name, const kernels::CopyVariant& variant, DType dtype, std::int64_t n, Device device);
 
-#ifdef FLOPSCOPE_HAVE_CUDA
-void cuda_copy_case(benchmark::State& state, const DeviceContext& device, bool hot,
-                    const kernels::cuda::CudaCopyVariant& variant, std::size_t count, std::size_t element_size,
-                    Work label = {});
-#endif
+// <family>/copy/<dtype>/<device>/n=<n>: the contiguous copy of n elements that a family's cases
+// are set against in their own process (bench_strided, bench_broadcast): bench_copy's "simd"
+// kernel on the CPU, cudaMemcpyAsync on a GPU.
+Case copy_baseline(const std::string& family, DType dtype, std::int64_t n, Device device);
 
-// The variant called `name` (kernels/cpu/copy.cpp, kernels/cuda/copy.cu); throws
-// std::logic_error if none is.
-const kernels::CopyVariant& cpu_copy_variant(std::string_view name);
-#ifdef FLOPSCOPE_HAVE_CUDA
-const kernels::cuda::CudaCopyVariant& cuda_copy_variant(std::string_view name);
-#endif
+// A group of a family's cases that share axes, each case set against a copy baseline.
+struct BaselinedGroup {
+  std::string name;
+  std::vector<std::string> axes;
+  std::function<std::optional<Case>(const Point&)> baseline;  // the copy a point's case is set against
+  std::function<std::optional<Case>(const Point&)> build;     // the case
+};
+
+// The benches of `groups`: first each group's baselines (the single variant "copy"), then each
+// group with `variants`, so that baselines run first, or interleaved with their cases under
+// --benchmark_enable_random_interleaving.
+std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& groups,
+                                          std::function<std::vector<std::string>(Device::Kind)> variants);
+
+// The copy table of a kind of device (kernels/cpu/copy.cpp, kernels/cuda/copy.cu).
+std::span<const kernels::CopyVariant> copy_variants(Device::Kind kind);
 
 }  // namespace flopscope::bench

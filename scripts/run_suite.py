@@ -1,23 +1,36 @@
 #!/usr/bin/env python3
 """Runs flopscope's bench binaries and writes results/runs/<run-id>/.
 
-Order: bench_peak first (its results become results/ceilings/<device>.json, which every other
-binary then reads into its context), then every other bench_* binary, then the report. Each
-binary writes Google Benchmark JSON to a temporary name that is renamed when it finishes, so an
-interrupted run leaves no half-written file and never touches an earlier run. Progress (binary,
-cases done of total, elapsed) comes from the binaries on stderr; their console tables go to
-<run-dir>/console/<binary>.txt.
+Order: bench_peak first (given --write-ceilings, it writes results/ceilings/<device>.json itself,
+which every later binary reads into its context), then every other bench_* binary, then the
+report. Each binary writes Google Benchmark JSON to a temporary name that is renamed when it
+finishes, so an interrupted run leaves no half-written file and never touches an earlier run.
+Progress (binary, cases done of total, elapsed) comes from the binaries on stderr; their console
+tables go to <run-dir>/console/<binary>.txt.
+
+<run-dir>/status.json says whether the run finished (analysis/FORMAT.md): "running" from the
+start, then "complete", "failed" (a binary exited non-zero) or "interrupted" (Ctrl-C: the binary
+is stopped, what finished is kept, exit code 130, no traceback). A runner killed outright takes
+its binary with it (PR_SET_PDEATHSIG) and leaves "running" behind.
 """
 import argparse
+import ctypes
 import datetime
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "analysis"))
+from flopscope_analysis import runstatus  # noqa: E402
+from flopscope_analysis.cli import main as analysis_main  # noqa: E402
+
+EXIT_INTERRUPTED = 130
 
 # Per binary: the flags of the default suite and of --quick. Sizes are element counts.
 SUITES = {
@@ -27,17 +40,78 @@ SUITES = {
         "bench_copy": [],
         # Conversions and their f32->f32 copy baseline share the machine's noise fairly.
         "bench_convert": ["--benchmark_enable_random_interleaving=true"],
+        # CPU: every variant and mode at 256 and 1024 NN, f32 and bf16 also NT and TN at 1024; at
+        # 2048 NN f32 and bf16 only (own kernels against oneDNN and OpenBLAS near the FMA
+        # ceiling), without the plain-C++ blocked kernel (a second a call). Each repetition
+        # validates against an f64 reference. CUDA devices: every default square.
+        "bench_matmul": ["--benchmark_enable_random_interleaving=true",
+                         "--benchmark_filter=-(/cpu/m=(128|512|4096),"
+                         "|/cpu/m=(256,n=256,k=256|2048,n=2048,k=2048)/layout=(NT|TN)"
+                         "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
+                         "|^matmul/(blocked/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=2048,)"],
+        # Each view or broadcast and the copy of the same bytes it is set against, interleaved.
+        # bench_broadcast: add only (mul moves the same bytes); its "reference" (lib's iterator in
+        # double, 10x slower) validates every case but is not timed here.
+        "bench_strided": ["--benchmark_enable_random_interleaving=true"],
+        "bench_broadcast": ["--ops=add", "--variants=copy,simd,onednn,plain,vec",
+                            "--benchmark_enable_random_interleaving=true"],
     },
     "quick": {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
         "bench_peak": ["--sizes=2^22"],
         "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
         "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
+        "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN",
+                         "--benchmark_enable_random_interleaving=true"],
+        # One case of each view kind and each broadcast pattern.
+        "bench_strided": ["--matrices=1024x1024", "--heads=8x256x12x64", "--slices=1024x1024", "--steps=4",
+                          "--expands=1024x1024", "--shape=8x256x12x64", "--perm=0,2,3,1",
+                          "--benchmark_enable_random_interleaving=true"],
+        "bench_broadcast": ["--btd=8x256x768", "--outer=1024x1024", "--ops=add",
+                            "--benchmark_enable_random_interleaving=true"],
     },
 }
 
 
-def run_binary(binary: Path, args, run_dir: Path, env) -> int:
+def ceilings_flags(ceilings_dir: Path, quick: bool) -> list[str]:
+    """bench_peak's flags for the ceilings files: the default suite replaces them; a quick run's
+    (short, so less reliable) only fills in a device that has none yet."""
+    return [f"--write-ceilings={ceilings_dir}"] + (["--keep-ceilings"] if quick else [])
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent() -> Optional[Callable[[], None]]:
+    """A preexec_fn that has the kernel SIGKILL the child when the runner dies, whatever kills
+    it (Linux's PR_SET_PDEATHSIG); None where prctl does not exist."""
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the runner died before prctl took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+def stop(child: subprocess.Popen) -> None:
+    """Ends a child that is still running: SIGINT (what Ctrl-C sends), then SIGKILL."""
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        if child.poll() is not None:
+            return
+        child.send_signal(sig)
+        try:
+            child.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def run_binary(binary: Path, args: list[str], run_dir: Path, env: dict) -> int:
+    """Runs one binary into run_dir/<binary>.json (renamed into place only if it exits 0)."""
     out = run_dir / f"{binary.name}.json"
     partial = run_dir / f".{binary.name}.json.partial"
     console = run_dir / "console" / f"{binary.name}.txt"
@@ -45,7 +119,13 @@ def run_binary(binary: Path, args, run_dir: Path, env) -> int:
     cmd = [str(binary), *args, f"--benchmark_out={partial}", "--benchmark_out_format=json"]
     print(f"flopscope: running {' '.join(cmd[:1] + args)}", flush=True)
     with open(console, "w") as log:
-        rc = subprocess.call(cmd, stdout=log, env=env)
+        child = subprocess.Popen(cmd, stdout=log, env=env, preexec_fn=die_with_parent())
+        try:
+            rc = child.wait()
+        except BaseException:  # Ctrl-C: the binary's JSON is partial, drop it
+            stop(child)
+            partial.unlink(missing_ok=True)
+            raise
     if rc != 0:
         print(f"flopscope: {binary.name} exited {rc}; see {console}", file=sys.stderr)
         partial.unlink(missing_ok=True)
@@ -54,22 +134,38 @@ def run_binary(binary: Path, args, run_dir: Path, env) -> int:
     return 0
 
 
-def update_ceilings(analysis, run_dir: Path, ceilings_dir: Path, quick: bool) -> None:
-    """The default suite's bench_peak replaces the ceilings; a quick run's (short, so less
-    reliable) only fills in a device that has none yet."""
-    staging = run_dir / "ceilings"
-    if subprocess.call(analysis + ["ceilings", str(run_dir), "--out", str(staging)]) != 0:
-        return
-    ceilings_dir.mkdir(parents=True, exist_ok=True)
-    for new in staging.glob("*.json"):
-        target = ceilings_dir / new.name
-        if quick and target.exists():
-            print(f"flopscope: quick run: keeping the ceilings in {target}")
-            continue
-        tmp = target.with_suffix(".json.partial")
-        tmp.write_bytes(new.read_bytes())
-        os.replace(tmp, target)
-        print(f"flopscope: ceilings written to {target}")
+def find_binaries(bench_dir: Path, only: str) -> list[Path]:
+    """The bench_* executables, bench_peak first (its ceilings serve the others)."""
+    binaries = sorted(p for p in bench_dir.glob("bench_*") if p.is_file() and os.access(p, os.X_OK))
+    if only:
+        wanted = set(only.split(","))
+        binaries = [b for b in binaries if b.name in wanted]
+    return sorted(binaries, key=lambda b: (b.name != "bench_peak", b.name))
+
+
+def run_suite(binaries: list[Path], run_dir: Path, quick: bool, env: dict) -> int:
+    """Runs every binary, keeping status.json up to date; 0, or 1 when a binary failed."""
+    suite = SUITES["quick" if quick else "default"]
+    status = {"suite": "quick" if quick else "default", "started_at": runstatus.now(),
+              "finished_at": None, "binaries": [b.name for b in binaries], "finished": [], "failed": []}
+    runstatus.write(run_dir, runstatus.RUNNING, **status)
+    try:
+        for binary in binaries:
+            extra = suite["common"] + suite.get(binary.name, [])
+            if binary.name == "bench_peak":
+                extra += ceilings_flags(Path(env["FLOPSCOPE_CEILINGS_DIR"]), quick)
+            failed = run_binary(binary, extra, run_dir, env) != 0
+            status["failed" if failed else "finished"].append(binary.name)
+            runstatus.write(run_dir, runstatus.RUNNING, **status)
+    except KeyboardInterrupt:
+        runstatus.write(run_dir, runstatus.INTERRUPTED, **dict(status, finished_at=runstatus.now()))
+        raise
+    state = runstatus.FAILED if status["failed"] else runstatus.COMPLETE
+    runstatus.write(run_dir, state, **dict(status, finished_at=runstatus.now()))
+    if status["failed"]:
+        print(f"flopscope: these binaries failed: {', '.join(status['failed'])}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main() -> int:
@@ -81,16 +177,11 @@ def main() -> int:
     args = parser.parse_args()
 
     bench_dir = (ROOT / args.build_dir / "bench").resolve()
-    binaries = sorted(p for p in bench_dir.glob("bench_*") if p.is_file() and os.access(p, os.X_OK))
-    if args.only:
-        wanted = set(args.only.split(","))
-        binaries = [b for b in binaries if b.name in wanted]
+    binaries = find_binaries(bench_dir, args.only)
     if not binaries:
         print(f"flopscope: no bench binaries in {bench_dir} (build first)", file=sys.stderr)
         return 2
-    binaries.sort(key=lambda b: (b.name != "bench_peak", b.name))  # ceilings first
 
-    suite = SUITES["quick" if args.quick else "default"]
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + socket.gethostname().split(".")[0]
     run_dir = ROOT / args.runs_dir / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
@@ -98,27 +189,24 @@ def main() -> int:
     env.setdefault("FLOPSCOPE_CEILINGS_DIR", str(ROOT / "results" / "ceilings"))
     if args.quick:
         env.setdefault("FLOPSCOPE_WARMUP_S", "0.3")
-    analysis = [str(ROOT / ".venv" / "bin" / "python"), "-m", "flopscope_analysis"]
 
     start = time.monotonic()
-    failed = []
-    for binary in binaries:
-        extra = suite["common"] + suite.get(binary.name, [])
-        if run_binary(binary, extra, run_dir, env) != 0:
-            failed.append(binary.name)
-            continue
-        if binary.name == "bench_peak":
-            update_ceilings(analysis, run_dir, Path(env["FLOPSCOPE_CEILINGS_DIR"]), args.quick)
-    rc = subprocess.call(analysis + ["report", str(run_dir)])
+    try:
+        rc = run_suite(binaries, run_dir, args.quick, env)
+    except KeyboardInterrupt:
+        print(f"\nflopscope: interrupted; what finished is kept in {run_dir} (status.json: interrupted)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    report_rc = analysis_main(["report", str(run_dir)])
     print(f"flopscope: suite took {time.monotonic() - start:.0f} s", flush=True)
-    if failed:
-        print(f"flopscope: these binaries failed: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    if rc != 0:
-        return rc
+    if rc != 0 or report_rc != 0:
+        return rc or report_rc
     print(run_dir)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C outside the run (argument parsing, the report)
+        sys.exit(EXIT_INTERRUPTED)

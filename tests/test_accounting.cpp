@@ -84,6 +84,9 @@ TEST(Accounting, TriadAndReduction) {
   EXPECT_EQ(triad_cost(100, DType::f64), (Cost{200, 2400}));
   EXPECT_EQ(reduction_cost(1000, 10, DType::f32), (Cost{990, 4040}));
   EXPECT_EQ(fma_flops(7), 14);
+  // 2 threads x 1000 trips x 16 chains x 16 f32 lanes x 2 FLOPs (an AVX-512 FMA chain kernel)
+  EXPECT_EQ(fma_chain_flops(2, 1000, 16, 16, 2), 1'024'000);
+  EXPECT_THROW(fma_chain_flops(std::int64_t{1} << 40, std::int64_t{1} << 20, 16, 16, 4), SizeOverflow);
 }
 
 // ---- compute modes ----
@@ -205,4 +208,11 @@ TEST(Compare, ErrorStatsAreRelativeToTheReference) {
   EXPECT_DOUBLE_EQ(stats.max_abs, 1.0);
   EXPECT_DOUBLE_EQ(stats.max_rel, 0.25);
   EXPECT_NEAR(stats.mean_rel, (0.1 + 0 + 0.25) / 3, 1e-12);
+  // Against a scale (Σ|a·b| of a dot product), the zero reference counts too.
+  Tensor scale = from_values({10.0, 10.0, 10.0, 10.0}, {}, {DType::f64});
+  const TensorRef scale_ref = scale.ref();
+  const ErrorStats scaled = error_stats(out.ref(), ref.ref(), &scale_ref);
+  EXPECT_EQ(scaled.count, 4);
+  EXPECT_DOUBLE_EQ(scaled.max_rel, 0.5);  // |5 - 0| / 10
+  EXPECT_NEAR(scaled.mean_rel, (0.1 + 0 + 5 + 1) / 10 / 4, 1e-12);
 }

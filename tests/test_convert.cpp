@@ -49,6 +49,22 @@ std::vector<std::uint8_t> all_patterns_repeated(DType dtype, std::size_t count) 
   return out;
 }
 
+// A one-element problem of `narrow`, for asking a variant whether it takes and can run a dtype.
+ConvertProblem probe(DType narrow) {
+  static float in = 0;
+  static std::uint16_t out = 0;
+  static const std::int64_t one[] = {1};
+  return {TensorRef::contiguous(&out, narrow, one), TensorRef::contiguous(&in, DType::f32, one)};
+}
+
+void encode_with(const ConvertVariant& v, const float* in, void* out, std::size_t count, DType to, bool saturate) {
+  convert_host(v, in, DType::f32, out, to, count, saturate);
+}
+
+void decode_with(const ConvertVariant& v, const void* in, float* out, std::size_t count, DType from) {
+  convert_host(v, in, from, out, DType::f32, count);
+}
+
 struct Case {
   std::string variant;
   DType dtype;
@@ -56,22 +72,21 @@ struct Case {
 
 class CpuConvert : public ::testing::TestWithParam<Case> {
  protected:
-  const ConvertVariant& variant() {
-    const ConvertVariant* v = find_cpu_convert_variant(GetParam().variant);
-    return *v;
-  }
+  const ConvertVariant& variant() { return variant_named(cpu_convert_variants(), GetParam().variant); }
+  std::optional<std::string> unavailable() { return variant().unavailable(probe(GetParam().dtype)); }
 };
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const auto& variant : cpu_convert_variants())
-    for (DType dtype : variant.dtypes) cases.push_back({std::string(variant.name), dtype});
+    for (DType dtype : kNarrowDTypes)
+      if (variant.takes(probe(dtype))) cases.push_back({std::string(variant.name), dtype});
   return cases;
 }
 
 TEST_P(CpuConvert, EncodeMatchesReference) {
   const ConvertVariant& v = variant();
-  if (auto reason = v.unavailable()) GTEST_SKIP() << *reason;
+  if (auto reason = unavailable()) GTEST_SKIP() << *reason;
   const DType dtype = GetParam().dtype;
   const std::size_t size = dtype_size(dtype);
   const auto inputs = interesting_inputs(dtype, 300'000);
@@ -83,7 +98,7 @@ TEST_P(CpuConvert, EncodeMatchesReference) {
       for (std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
         if (count + offset > inputs.size()) continue;
         std::vector<std::uint8_t> out((count + offset) * size + 1, 0xcd);
-        v.encode(inputs.data() + offset, out.data() + offset * size, count, dtype, saturate);
+        encode_with(v, inputs.data() + offset, out.data() + offset * size, count, dtype, saturate);
         for (std::size_t i = 0; i < count; ++i) {
           std::uint32_t got = 0, want = 0;
           std::memcpy(&got, out.data() + (offset + i) * size, size);
@@ -99,7 +114,7 @@ TEST_P(CpuConvert, EncodeMatchesReference) {
 
 TEST_P(CpuConvert, EncodeStreamingAndMisalignedOutput) {
   const ConvertVariant& v = variant();
-  if (auto reason = v.unavailable()) GTEST_SKIP() << *reason;
+  if (auto reason = unavailable()) GTEST_SKIP() << *reason;
   const DType dtype = GetParam().dtype;
   const std::size_t size = dtype_size(dtype);
   const auto inputs = interesting_inputs(dtype, 100'000);
@@ -110,7 +125,7 @@ TEST_P(CpuConvert, EncodeStreamingAndMisalignedOutput) {
   // Output at an odd byte address (misaligned for 16-bit elements) and at an aligned one.
   for (std::size_t byte_offset : {std::size_t{0}, std::size_t{1}}) {
     std::vector<std::uint8_t> out(inputs.size() * size + 1);
-    v.encode(inputs.data(), out.data() + byte_offset, inputs.size(), dtype, false);
+    encode_with(v, inputs.data(), out.data() + byte_offset, inputs.size(), dtype, false);
     EXPECT_EQ(std::memcmp(out.data() + byte_offset, expected.data(), expected.size()), 0) << "offset " << byte_offset;
   }
   set_convert_streaming_threshold_bytes(saved);
@@ -118,7 +133,7 @@ TEST_P(CpuConvert, EncodeStreamingAndMisalignedOutput) {
 
 TEST_P(CpuConvert, DecodeMatchesReference) {
   const ConvertVariant& v = variant();
-  if (auto reason = v.unavailable()) GTEST_SKIP() << *reason;
+  if (auto reason = unavailable()) GTEST_SKIP() << *reason;
   const DType dtype = GetParam().dtype;
   const std::size_t size = dtype_size(dtype);
   const std::size_t total = (std::size_t{1} << (8 * size)) + 100'003;
@@ -132,7 +147,7 @@ TEST_P(CpuConvert, DecodeMatchesReference) {
       for (std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
         if (count + offset > total) continue;
         std::vector<float> out(count + offset + 1, -1.0f);
-        v.decode(inputs.data() + offset * size, out.data() + offset, count, dtype);
+        decode_with(v, inputs.data() + offset * size, out.data() + offset, count, dtype);
         for (std::size_t i = 0; i < count; ++i)
           ASSERT_EQ(std::bit_cast<std::uint32_t>(out[offset + i]), std::bit_cast<std::uint32_t>(expected[offset + i]))
               << "index " << offset + i << " count " << count;
@@ -151,11 +166,14 @@ INSTANTIATE_TEST_SUITE_P(Variants, CpuConvert, ::testing::ValuesIn(all_cases()),
 TEST(CpuConvertTable, EveryNarrowDTypeHasAVariantAndAFastest) {
   for (DType dtype : kNarrowDTypes) {
     const ConvertVariant& best = best_cpu_convert_variant(dtype);
-    EXPECT_TRUE(best.supports(dtype));
-    EXPECT_TRUE(best.available());
+    EXPECT_TRUE(best.takes(probe(dtype)));
+    EXPECT_FALSE(best.unavailable(probe(dtype)).has_value());
   }
-  EXPECT_EQ(find_cpu_convert_variant("no such variant"), nullptr);
-  EXPECT_THROW(cpu_convert_variants()[0].encode(nullptr, nullptr, 0, DType::f32, false), std::invalid_argument);
+  EXPECT_EQ(find_variant(cpu_convert_variants(), "no such variant"), nullptr);
+  // f32 -> f32 is not a conversion: every variant says so, and the reference throws.
+  const ConvertProblem identity = probe(DType::f32);
+  EXPECT_TRUE(cpu_convert_variants()[0].unavailable(identity).has_value());
+  EXPECT_THROW(convert_reference(identity), std::invalid_argument);
 }
 
 // ---- CUDA --------------------------------------------------------------------------------------
@@ -164,14 +182,15 @@ class CudaConvert : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CudaConvert, MatchesReference) {
   if (auto reason = cuda::unavailable_reason()) GTEST_SKIP() << *reason;
-#ifdef FLOPSCOPE_HAVE_CUDA
+  ASSERT_EQ(cuda_convert_variants().size(), 1u);
+  const ConvertVariant& intrinsics = cuda_convert_variants()[0];
   const DType dtype = GetParam();
   const std::size_t size = dtype_size(dtype);
   const auto inputs = interesting_inputs(dtype, 2'000'000);
   for (bool saturate : {false, true}) {
     std::vector<std::uint8_t> expected(inputs.size() * size), got(inputs.size() * size);
     encode_reference(inputs.data(), expected.data(), inputs.size(), dtype, saturate);
-    cuda::encode_host(inputs.data(), got.data(), inputs.size(), dtype, saturate);
+    encode_with(intrinsics, inputs.data(), got.data(), inputs.size(), dtype, saturate);
     for (std::size_t i = 0; i < inputs.size(); ++i)
       ASSERT_EQ(std::memcmp(got.data() + i * size, expected.data() + i * size, size), 0)
           << "input " << std::hex << std::bit_cast<std::uint32_t>(inputs[i]) << " saturate " << saturate;
@@ -180,10 +199,9 @@ TEST_P(CudaConvert, MatchesReference) {
   const auto codes = all_patterns_repeated(dtype, total);
   std::vector<float> expected(total), got(total);
   decode_reference(codes.data(), expected.data(), total, dtype);
-  cuda::decode_host(codes.data(), got.data(), total, dtype);
+  decode_with(intrinsics, codes.data(), got.data(), total, dtype);
   for (std::size_t i = 0; i < total; ++i)
     ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(expected[i])) << "index " << i;
-#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(DTypes, CudaConvert, ::testing::ValuesIn(kNarrowDTypes),

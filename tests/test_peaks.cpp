@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "flopscope/peaks.hpp"
 
@@ -46,6 +47,23 @@ TEST(GpuPeaks, FindsDevicesByTheirCudaNames) {
   EXPECT_EQ(find_gpu_spec("NVIDIA GeForce GTX 1080"), nullptr);
   EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA H200")).memory_bytes_per_second, 4.8e12);
   EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA A100-SXM4-80GB")).find("f8"), nullptr);
+}
+
+// A row is found by the whole device name: the H200 NVL (600 W PCIe card) and the GH200
+// superchip's GPU have other clocks and memory than the H200 SXM, and get no theoretical peak
+// rather than its figures; so do other parts that merely contain a row's name.
+TEST(GpuPeaks, MatchesWholeNamesOnly) {
+  for (const char* other : {"NVIDIA H200 NVL", "NVIDIA GH200 480GB", "NVIDIA GH200 144G HBM3e", "NVIDIA H100 NVL",
+                            "NVIDIA H100", "NVIDIA H100 80GB HBM3e", "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+                            "NVIDIA", ""})
+    EXPECT_EQ(find_gpu_spec(other), nullptr) << other;
+  // The runtime's names with and without the vendor prefix, and with trailing blanks.
+  EXPECT_EQ(find_gpu_spec("H100 80GB HBM3")->name, "H100 SXM");
+  EXPECT_EQ(find_gpu_spec("NVIDIA H200 ")->name, "H200 SXM");
+  EXPECT_EQ(find_gpu_spec("NVIDIA A100 80GB PCIe")->name, "A100 PCIe 80GB");
+  // Every row is found by its own name, and by no other row's.
+  for (const auto& spec : gpu_spec_table())
+    EXPECT_EQ(find_gpu_spec("NVIDIA " + std::string(spec.match)), &spec) << spec.name;
 }
 
 TEST(CpuPeaks, FormulaIsCoresTimesClockTimesUnitsTimesLanesTimesTwo) {

@@ -1,6 +1,8 @@
-"""Measured ceilings from a bench_peak run: one file per device, <out>/<device key>.json, which
-the C++ harness reads at start-up (context.flopscope.devices[...].ceilings) and which the report
-shows beside the theoretical peaks.
+"""Measured ceilings from a bench_peak run: the documents that bench_peak itself writes with
+--write-ceilings=DIR (DIR/<device key>.json, which every bench binary reads at start-up into
+context.flopscope.devices[...].ceilings). The analysis never writes them (data flows one way):
+`flopscope-analysis ceilings RUN_DIR` prints them so that a person can inspect what a run
+measured, and the peak family's report section shows them beside the ceilings the run used.
 
     {"schema": 1, "device_key": ..., "device_name": ..., "measured_at": ISO 8601 time,
      "source": the bench_peak JSON file,
@@ -15,22 +17,15 @@ Skipped and failed cases do not count.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Optional
 
-from .atomic import write_text_atomic
 from .errors import AnalysisError
 from .load import BenchFile, Device, load_file
 
 SCHEMA = 1
 PEAK_FILE = "bench_peak.json"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
 
 
 def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = None) -> dict[str, dict[str, Any]]:
@@ -65,9 +60,10 @@ def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = 
         device = peak.context.devices.get(device_id, Device(device_id, {}))
         memory = {"copy": entry["memory"].get("copy"), "triad": entry["memory"].get("triad")}
         memory.update({k: v for k, v in entry["memory"].items() if k not in memory})
-        key = device.key or _slug(f"{device.kind}-{device.name}")
-        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", key):
-            raise AnalysisError(f"{peak.path}: device {device_id}: key {key!r} cannot name a file")
+        try:
+            key = device.file_key
+        except AnalysisError as e:
+            raise AnalysisError(f"{peak.path}: {e}") from None
         documents[device_id] = {
             "schema": SCHEMA,
             "device_key": key,
@@ -80,21 +76,18 @@ def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = 
     return documents
 
 
-def write_ceilings(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
-    run_dir, out_dir = Path(run_dir), Path(out_dir)
+def run_ceilings(run_dir: Path | str) -> dict[str, dict[str, Any]]:
+    """device key -> ceilings document, from RUN_DIR/bench_peak.json."""
+    run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise AnalysisError(f"{run_dir}: not a directory")
     path = run_dir / PEAK_FILE
     if not path.is_file():
         raise AnalysisError(f"{run_dir}: no {PEAK_FILE} (run the bench_peak binary into it first)")
     peak = load_file(path)
-    source = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path.resolve())
-    documents = compute_ceilings(peak, source)
+    relative = os.path.relpath(path)
+    documents = compute_ceilings(peak, str(path.resolve()) if relative.startswith("..") else relative)
     if not documents:
         raise AnalysisError(f"{path}: no ceiling case ran (no case labelled ceiling=... that was "
                             "neither skipped nor failed)")
-    written = []
-    for doc in documents.values():
-        written.append(write_text_atomic(out_dir / f"{doc['device_key']}.json",
-                                         json.dumps(doc, indent=2) + "\n"))
-    return written
+    return {doc["device_key"]: doc for doc in documents.values()}

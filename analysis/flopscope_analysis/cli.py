@@ -1,20 +1,25 @@
-"""flopscope-analysis: report, ceilings and summary of a run directory (results/runs/<run-id>/).
+"""flopscope-analysis: report, summary and ceilings of a run directory (results/runs/<run-id>/);
+compare two runs; baselines, CI's gate and the history of runs.
 
 Bad input (a file that is not Google Benchmark JSON, no results, a case name outside the
-grammar, ...) prints one line on stderr and exits with code 2.
+grammar, a path that cannot be read or written, ...) prints one line on stderr and exits with
+code 2; Ctrl-C exits with 130. Neither prints a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from . import __version__, fmt
+from . import __version__, fmt, tables
 from .errors import AnalysisError
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
 PROG = "flopscope-analysis"
 
 
@@ -29,10 +34,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ceilings(args: argparse.Namespace) -> int:
-    from .ceilings import write_ceilings
+    from .ceilings import run_ceilings
 
-    for path in write_ceilings(args.run_dir, args.out):
-        print(path)
+    print(json.dumps(run_ceilings(args.run_dir), indent=2))
     return 0
 
 
@@ -44,13 +48,10 @@ def summary_lines(run) -> list[str]:
         rows.append([str(c.name), fmt.duration(c.real_time_s), fmt.giga(c.flops_per_second),
                      fmt.giga(c.bytes_per_second), fmt.percent(c.pct_peak),
                      fmt.percent(c.pct_ceiling), cv])
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(r):
-        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip()
-
-    lines = [f"flopscope run {run.id}", line(header), line(["-" * w for w in widths])]
-    lines += [line(r) for r in rows]
+    lines = [f"flopscope run {run.id}"]
+    if run.incomplete:
+        lines.append(f"INCOMPLETE run: {run.status.describe()}")
+    lines += tables.text(header, rows)
     failed = [c for c in run.cases if c.status == "failed"]
     skipped = [c for c in run.cases if c.status == "skipped"]
     noisy = [c for c in run.cases if c.ok and c.noisy]
@@ -63,16 +64,100 @@ def summary_lines(run) -> list[str]:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from .load import load_run
+    from .load import load_source
 
-    print("\n".join(summary_lines(load_run(args.run_dir))))
+    print("\n".join(summary_lines(load_source(args.source))))
     return 0
 
 
+def percent(text: str) -> float:
+    """A --threshold in percent ('5' or '5%') as a fraction (0.05)."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (5 or 5%)") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage >= 0")
+    return value / 100
+
+
+def write_markdown(path: Optional[Path], lines: list[str]) -> None:
+    if path is not None:
+        from .atomic import write_text_atomic
+
+        write_text_atomic(path, "\n".join(lines).rstrip() + "\n")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare_runs, markdown_lines, text_lines
+    from .load import load_source
+
+    result = compare_runs(load_source(args.base), load_source(args.new), args.threshold,
+                          timing_gate=not args.no_timing_gate)
+    write_markdown(args.markdown, markdown_lines(result))
+    print("\n".join(text_lines(result)))
+    return result.exit_code
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from .bundle import baseline_path, require_complete, write_bundle
+    from .load import load_run
+
+    run = load_run(args.run_dir)
+    require_complete(run, "baseline")
+    print(write_bundle(run, baseline_path(run, args.out)))
+    return 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from .gate import gate
+    from .load import load_run
+
+    result = gate(load_run(args.run_dir), args.baselines, args.strict_timing, args.threshold)
+    write_markdown(args.markdown, result.markdown_lines())
+    print("\n".join(result.text_lines()))
+    return result.exit_code
+
+
+def cmd_history_add(args: argparse.Namespace) -> int:
+    from .history import add
+
+    print(add(args.run_dir, args.history))
+    return 0
+
+
+def cmd_history_plot(args: argparse.Namespace) -> int:
+    from .history import plot
+
+    for path in plot(args.history, args.out):
+        print(path)
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit code 2), as every other bad input."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{PROG}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def _results_dir_option(p: argparse.ArgumentParser, flag: str, folder: str) -> None:
+    """A --flag DIR option whose default is results/<folder> (relative to the current directory)."""
+    p.add_argument(flag, metavar="DIR", type=Path, default=Path("results") / folder,
+                   help=f"default: results/{folder}")
+
+
+def _add_compare_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=percent, default=0.05, metavar="PERCENT",
+                   help="a slower verdict beyond this change of time is a regression (default 5%%)")
+    p.add_argument("--markdown", type=Path, metavar="FILE",
+                   help="also write the summary as Markdown (a CI log, a pull request comment)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=(
+    p = Parser(prog=PROG, description=(
         "Reads the Google Benchmark JSON files of a flopscope run directory and writes its "
-        "report, plots and measured ceilings. Input format: analysis/FORMAT.md."))
+        "report and plots. Input format: analysis/FORMAT.md."))
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -80,28 +165,88 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("run_dir", metavar="RUN_DIR", type=Path)
     r.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("ceilings", help="write <DIR>/<device key>.json from RUN_DIR/bench_peak.json")
+    s = sub.add_parser("summary", help="print a plain-text table of a run (for CI logs)")
+    s.add_argument("source", metavar="RUN", type=Path,
+                   help="a run directory, one of its JSON files, or a baseline/history bundle")
+    s.set_defaults(func=cmd_summary)
+
+    c = sub.add_parser("ceilings", help=(
+        "print, as JSON, the ceilings documents that RUN_DIR/bench_peak.json yields (what "
+        "bench_peak writes with --write-ceilings); writes nothing"))
     c.add_argument("run_dir", metavar="RUN_DIR", type=Path)
-    c.add_argument("--out", metavar="DIR", type=Path, default=Path("results") / "ceilings",
-                   help="where to write the ceilings files (default: results/ceilings)")
     c.set_defaults(func=cmd_ceilings)
 
-    s = sub.add_parser("summary", help="print a plain-text table of the run (for CI logs)")
-    s.add_argument("run_dir", metavar="RUN_DIR", type=Path)
-    s.set_defaults(func=cmd_summary)
+    k = sub.add_parser("compare", help=(
+        "compare NEW with BASE case by case: time, rate, U test, verdict, exact accounting; "
+        "exit 1 on a regression"))
+    k.add_argument("base", metavar="BASE", type=Path, help="a run directory, JSON file or bundle")
+    k.add_argument("new", metavar="NEW", type=Path, help="a run directory, JSON file or bundle")
+    _add_compare_options(k)
+    k.add_argument("--no-timing-gate", action="store_true",
+                   help="show timing but never fail on it (accounting still fails)")
+    k.set_defaults(func=cmd_compare)
+
+    b = sub.add_parser("baseline", help="write RUN_DIR as the baseline of its machine: "
+                                        "<DIR>/<machine key>.json")
+    b.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    _results_dir_option(b, "--out", "baselines")
+    b.set_defaults(func=cmd_baseline)
+
+    g = sub.add_parser("gate", help=(
+        "CI: compare RUN_DIR with the baseline of its machine (accounting gates; timing only "
+        "with --strict-timing); without one, accounting against every baseline"))
+    g.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    _results_dir_option(g, "--baselines", "baselines")
+    g.add_argument("--strict-timing", action="store_true", help="a timing regression fails too")
+    _add_compare_options(g)
+    g.set_defaults(func=cmd_gate)
+
+    h = sub.add_parser("history", help="a machine's runs over commits: add one, plot them")
+    hsub = h.add_subparsers(dest="history_command", required=True, metavar="ACTION")
+    ha = hsub.add_parser("add", help="file RUN_DIR under <DIR>/<machine key>/<date>-<commit>.json")
+    ha.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    ha.set_defaults(func=cmd_history_add)
+    hp = hsub.add_parser("plot", help="<OUT>/<machine key>/trend_<family>.png: each case's rate "
+                                      "over the runs")
+    hp.add_argument("--out", metavar="OUT", type=Path, help="default: the history directory")
+    hp.set_defaults(func=cmd_history_plot)
+    for action in (ha, hp):
+        _results_dir_option(action, "--history", "history")
     return p
+
+
+def one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def error_message(error: BaseException) -> str:
+    """What the command-line tool prints for an exception it stops on, in one line."""
+    if isinstance(error, AnalysisError):
+        return one_line(error)
+    if isinstance(error, OSError):
+        where = error.filename if error.filename is not None else ""
+        what = error.strerror or str(error)
+        return one_line(f"{where}: {what}" if where else what)
+    if isinstance(error, RecursionError):
+        return "input nested too deeply to be read"
+    return one_line(f"internal error: {type(error).__name__}: {error} "
+                    "(FLOPSCOPE_DEBUG=1 shows the traceback)")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except AnalysisError as e:
-        message = " ".join(str(e).split())  # one line, whatever the message held
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001: every failure is one line, never a traceback
+        if os.environ.get("FLOPSCOPE_DEBUG") and not isinstance(error, AnalysisError):
+            raise
+        print(f"{PROG}: error: {error_message(error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

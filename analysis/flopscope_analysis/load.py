@@ -4,17 +4,24 @@ The input format is described in analysis/FORMAT.md. Every figure shown later co
 files as they are: nothing here re-derives a counter that the JSON carries. What this module
 chooses is which entry of a case stands for it (the median aggregate, else the single
 iteration), where its variation comes from (the cv aggregate of real_time), and whether it was
-skipped or failed (error_message "skipped: ..." or anything else).
+skipped or failed (error_message "skipped: ..." or anything else). Every repetition that ran is
+kept as a Sample, so that runs can be compared with statistics (compare.py).
+
+A source is a run directory, one Google Benchmark JSON file, or a bundle (bundle.py: one JSON
+file holding a run's files, as baselines and history entries are); load_source() reads any of
+them into a Run.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from . import runstatus
 from .errors import AnalysisError
 from .names import CaseName, CaseNameError, parse_case_name, strip_gbench_suffixes
 
@@ -85,6 +92,17 @@ class Device:
     @property
     def kind(self) -> str:
         return str(self._get("kind") or ("cpu" if self.id == "cpu" else "cuda"))
+
+    @property
+    def file_key(self) -> str:
+        """The key that names this device's files (ceilings, baselines, history): the context's
+        key, else one made of its kind and name ("cpu-amd-epyc"). AnalysisError when the
+        context's key cannot name a file."""
+        key = self.key or (re.sub(r"[^a-z0-9]+", "-", f"{self.kind}-{self.name}".lower()).strip("-")
+                           or "device")
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", key):
+            raise AnalysisError(f"device {self.id}: key {key!r} cannot name a file")
+        return key
 
     @property
     def clock_hz(self) -> Optional[float]:
@@ -165,9 +183,20 @@ class Context:
     gbench: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One repetition of a case as Google Benchmark wrote it (an "iteration" entry that ran):
+    its times in seconds and its counters (flops, bytes, bytes_per_second, ...)."""
+
+    real_time_s: float
+    cpu_time_s: Optional[float]
+    counters: dict[str, float]
+
+
 @dataclass
 class Case:
-    """One benchmark case (one run_name) of one file, represented by one entry."""
+    """One benchmark case (one run_name) of one file, represented by one entry; `samples` keeps
+    every repetition that ran, in the order of the file."""
 
     name: CaseName
     run_name: str
@@ -183,6 +212,7 @@ class Case:
     counters: dict[str, float] = field(default_factory=dict)
     label: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -211,6 +241,15 @@ class Case:
     @property
     def bytes_per_second(self) -> Optional[float]:
         return finite(self.counters.get("bytes_per_second"))
+
+    @property
+    def rate(self) -> Optional[float]:
+        """The rate of the case's bound: bytes_per_second for memory, flops_per_second for compute."""
+        return self.bytes_per_second if self.bound == "memory" else self.flops_per_second
+
+    @property
+    def rate_unit(self) -> str:
+        return "B/s" if self.bound == "memory" else "FLOP/s"
 
     @property
     def intensity(self) -> Optional[float]:
@@ -252,18 +291,26 @@ class BenchFile:
     path: Path
     context: Context
     cases: list[Case]
+    document: dict[str, Any] = field(repr=False, default_factory=dict)  # as read: bundles embed it
 
 
 @dataclass
 class Run:
-    dir: Path
+    source: Path  # the run directory, JSON file or bundle it was read from
     files: list[BenchFile]
     devices: dict[str, Device]  # merged over the files; first non-null value of each field wins
     skipped_devices: dict[str, str]
+    name: str  # the run id: the directory's name, the file's, or the one a bundle kept
+    status: Optional[runstatus.RunStatus] = None  # from status.json; None when there is none
 
     @property
     def id(self) -> str:
-        return self.dir.resolve().name
+        return self.name
+
+    @property
+    def incomplete(self) -> bool:
+        """True when status.json says the run did not finish (no status.json: not known, False)."""
+        return self.status is not None and not self.status.complete
 
     @property
     def cases(self) -> list[Case]:
@@ -275,22 +322,57 @@ class Run:
                 return f
         return None
 
+    @property
+    def machine_key(self) -> str:
+        """The devices' keys, CPU first, joined by '+' ("cpu-amd-epyc+cuda-nvidia-h200"): what
+        names a machine's baseline and history. Two runs with the same key ran on the same kind
+        of machine."""
+        ids = sorted(self.devices, key=device_order)
+        return "+".join(self.devices[i].file_key for i in ids) or "unknown"
+
+    def _first_context_value(self, read) -> Optional[str]:
+        values = [read(f.context) for f in self.files]
+        return next((str(v) for v in values if v), None)
+
+    @property
+    def date(self) -> Optional[str]:
+        """When Google Benchmark ran the first binary (context.date)."""
+        return self._first_context_value(lambda c: c.gbench.get("date"))
+
+    @property
+    def git_commit(self) -> Optional[str]:
+        return self._first_context_value(lambda c: c.build.get("git_commit"))
+
+
+def device_order(device_id: str) -> tuple:
+    """Sort key of device ids: cpu first, then cuda:0, cuda:1, ... in number order."""
+    number = device_id.partition(":")[2]
+    return (device_id != "cpu", int(number) if number.isdigit() else 0, device_id)
+
 
 # ---------------------------------------------------------------------------------------------
 # Loading
 
 
-def _read_json(path: Path) -> Any:
+def parse_json(where: str, text: str) -> Any:
+    """json.loads with the loader's one-line errors (also for JSON nested too deeply to parse)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise AnalysisError(f"{where}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise AnalysisError(f"{where}: not JSON that can be read: nested too deeply") from None
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, decoded; AnalysisError (one line) when it cannot be read or is not JSON."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise AnalysisError(f"{path}: not JSON (not UTF-8 text)") from None
     except OSError as e:
         raise AnalysisError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise AnalysisError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    return parse_json(str(path), text)
 
 
 def _decode_context(path: Path, context: dict[str, Any]) -> Context:
@@ -300,10 +382,7 @@ def _decode_context(path: Path, context: dict[str, Any]) -> Context:
             "not written by a flopscope bench binary")
     raw = context["flopscope"]
     if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise AnalysisError(f"{path}: context.flopscope is not a JSON-encoded string: {e.msg}") from None
+        raw = parse_json(f"{path}: context.flopscope is not a JSON-encoded string", raw)
     if not isinstance(raw, dict):
         raise AnalysisError(f"{path}: context.flopscope is not a JSON object")
     schema = raw.get("schema")
@@ -348,7 +427,7 @@ def _time_s(path: Path, entry: dict[str, Any], key: str) -> Optional[float]:
     unit = entry.get("time_unit", "ns")
     if value is None:
         return None
-    if unit not in _TIME_UNITS:
+    if not isinstance(unit, str) or unit not in _TIME_UNITS:
         raise AnalysisError(f"{path}: {entry['name']}: unknown time_unit {unit!r}")
     return value * _TIME_UNITS[unit]
 
@@ -356,6 +435,18 @@ def _time_s(path: Path, entry: dict[str, Any], key: str) -> Optional[float]:
 def _counters(entry: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in entry.items()
             if k not in _GBENCH_FIELDS and number(v) is not None}
+
+
+def _sample(path: Path, entry: dict[str, Any]) -> Sample:
+    real_time = _time_s(path, entry, "real_time")
+    if real_time is None:
+        raise AnalysisError(f"{path}: {entry['name']}: a repetition without a numeric real_time")
+    return Sample(real_time, _time_s(path, entry, "cpu_time"), _counters(entry))
+
+
+def _error_message(entry: dict[str, Any]) -> str:
+    message = entry.get("error_message")
+    return message if isinstance(message, str) else ""
 
 
 def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, Any]]) -> Case:
@@ -374,7 +465,7 @@ def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, 
     errors = [e for e in iterations if e.get("error_occurred")]
     good = [e for e in iterations if not e.get("error_occurred")]
     case.repetitions = len(iterations)
-    messages = [str(e.get("error_message") or "") for e in errors]
+    messages = [_error_message(e) for e in errors]
     failures = [m for m in messages if not m.startswith(SKIP_PREFIX)]
     if failures:
         # A repetition that failed validation makes the whole case a failure: never report it.
@@ -390,6 +481,7 @@ def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, 
     if errors:
         case.notes.append(f"{len(errors)} of {len(iterations)} repetitions skipped: "
                           f"{messages[0][len(SKIP_PREFIX):]}")
+    case.samples = [_sample(path, e) for e in good]
 
     if "median" in aggregates:
         chosen, case.statistic = aggregates["median"], "median"
@@ -400,10 +492,10 @@ def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, 
         if len(good) > 1:
             # Several repetitions but no aggregates: stand for the case by the repetition of
             # median real_time (an entry as written, not a computed figure).
-            good = sorted(good, key=lambda e: number(e.get("real_time")) or 0.0)
+            by_time = sorted(good, key=lambda e: number(e.get("real_time")) or 0.0)
             case.notes.append(f"{len(good)} repetitions without a median aggregate: "
                               "the repetition of median real_time is shown")
-            chosen, case.statistic = good[(len(good) - 1) // 2], "median repetition"
+            chosen, case.statistic = by_time[(len(by_time) - 1) // 2], "median repetition"
         else:
             chosen, case.statistic = good[0], "single"
     else:
@@ -419,22 +511,27 @@ def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, 
     return case
 
 
-def load_file(path: Path | str) -> BenchFile:
-    """Loads one Google Benchmark JSON file written by a flopscope bench binary."""
-    path = Path(path)
-    data = _read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+def bench_file(path: Path, document: Any) -> BenchFile:
+    """A decoded Google Benchmark JSON document written by a flopscope bench binary; `path` is
+    where it came from (for messages, and the report's file names)."""
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
         raise AnalysisError(f"{path}: not Google Benchmark JSON (no 'benchmarks' list)")
-    if not isinstance(data.get("context"), dict):
+    if not isinstance(document.get("context"), dict):
         raise AnalysisError(f"{path}: not Google Benchmark JSON (no 'context' object)")
-    context = _decode_context(path, data["context"])
+    context = _decode_context(path, document["context"])
 
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for index, entry in enumerate(data["benchmarks"]):
+    for index, entry in enumerate(document["benchmarks"]):
         grouped.setdefault(_entry_run_name(path, index, entry), []).append(entry)
     cases = [_build_case(path, context.binary, run_name, entries)
              for run_name, entries in grouped.items()]
-    return BenchFile(path=path, context=context, cases=cases)
+    return BenchFile(path=path, context=context, cases=cases, document=document)
+
+
+def load_file(path: Path | str) -> BenchFile:
+    """Loads one Google Benchmark JSON file written by a flopscope bench binary."""
+    path = Path(path)
+    return bench_file(path, read_json(path))
 
 
 def _merge_device(into: dict[str, Any], other: dict[str, Any]) -> None:
@@ -443,19 +540,13 @@ def _merge_device(into: dict[str, Any], other: dict[str, Any]) -> None:
             into[key] = value
 
 
-def load_run(run_dir: Path | str) -> Run:
-    """Loads every *.json file directly inside a run directory; each must be Google Benchmark JSON
-    from a flopscope bench binary, and at least one must hold benchmarks."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise AnalysisError(f"{run_dir}: not a directory")
-    paths = sorted(p for p in run_dir.glob("*.json") if p.is_file() and not p.name.startswith("."))
-    if not paths:
-        raise AnalysisError(f"{run_dir}: no results (no *.json files)")
-    files = [load_file(p) for p in paths]
+def make_run(source: Path, name: str, files: list[BenchFile],
+             status: Optional[runstatus.RunStatus] = None) -> Run:
+    """A Run of loaded files: at least one must hold benchmarks; devices are merged over the
+    files (the first non-null value of each field wins)."""
     if not any(f.cases for f in files):
-        raise AnalysisError(f"{run_dir}: no results (no benchmarks in {', '.join(p.name for p in paths)})")
-
+        names = ", ".join(f.path.name for f in files)
+        raise AnalysisError(f"{source}: no results (no benchmarks in {names})")
     merged: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     for f in files:
@@ -464,4 +555,50 @@ def load_run(run_dir: Path | str) -> Run:
         for device_id, reason in f.context.skipped_devices.items():
             skipped.setdefault(device_id, reason)
     devices = {device_id: Device(device_id, info) for device_id, info in merged.items()}
-    return Run(dir=run_dir, files=files, devices=devices, skipped_devices=skipped)
+    return Run(source=source, files=files, devices=devices, skipped_devices=skipped, name=name,
+               status=status)
+
+
+def load_run(run_dir: Path | str) -> Run:
+    """Loads every *.json file directly inside a run directory but status.json; each must be
+    Google Benchmark JSON from a flopscope bench binary, and at least one must hold benchmarks."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise AnalysisError(f"{run_dir}: not a directory")
+    paths = sorted(p for p in run_dir.glob("*.json")
+                   if p.is_file() and not p.name.startswith(".") and p.name != runstatus.FILE)
+    if not paths:
+        raise AnalysisError(f"{run_dir}: no results (no *.json files)")
+    status = runstatus.read(run_dir, read_json)
+    return make_run(run_dir, run_dir.resolve().name, [load_file(p) for p in paths], status)
+
+
+BUNDLE_KEY = "flopscope_bundle"  # marks a bundle (bundle.py): {"flopscope_bundle": 1, ...}
+BUNDLE_SCHEMA = 1
+
+
+def run_from_bundle(path: Path, document: dict[str, Any]) -> Run:
+    """The Run that a bundle (a baseline or history entry, bundle.py) holds."""
+    if document.get(BUNDLE_KEY) != BUNDLE_SCHEMA:
+        raise AnalysisError(f"{path}: bundle schema is {document.get(BUNDLE_KEY)!r}, this "
+                            f"analysis reads schema {BUNDLE_SCHEMA}")
+    files = document.get("files")
+    if not isinstance(files, dict) or not files:
+        raise AnalysisError(f"{path}: a bundle without files (\"files\": {{name: document}})")
+    loaded = [bench_file(path / str(name), data) for name, data in files.items()]
+    status = document.get("status")
+    status = None if status is None else runstatus.from_document(f"{path}: status", status)
+    return make_run(path, str(document.get("run_id") or path.stem), loaded, status)
+
+
+def load_source(path: Path | str) -> Run:
+    """A run directory, a bundle, or one Google Benchmark JSON file, as a Run."""
+    path = Path(path)
+    if path.is_dir():
+        return load_run(path)
+    if not path.exists():
+        raise AnalysisError(f"{path}: no such file or directory")
+    document = read_json(path)
+    if isinstance(document, dict) and BUNDLE_KEY in document:
+        return run_from_bundle(path, document)
+    return make_run(path, path.name, [bench_file(path, document)])

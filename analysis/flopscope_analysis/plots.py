@@ -1,12 +1,13 @@
-"""The report's plots (PNG, matplotlib's Agg backend), one figure per device and kind:
+"""The plot that every family gets, and the helpers that the families' plots share (PNG,
+matplotlib's Agg backend):
 
 - roofline_<device>.png: FLOP/s against intensity, log-log, with the theoretical roofs (solid)
-  and the measured ceilings (dashed); beside it, the cases with no FLOPs (intensity 0, which a
-  log axis cannot show) as achieved bandwidth against the memory roofs. See ROOFLINE_CAPTION.
-- copy_bandwidth_<device>.png: GB/s of the copy family against bytes moved per iteration, with
-  the cache sizes of the device and the measured copy ceiling.
+  and the measured ceilings (dashed), every case that ran at its intensity; beside it, the cases
+  with no FLOPs (intensity 0, which a log axis cannot show) as achieved bandwidth against the
+  memory roofs. See ROOFLINE_CAPTION.
 
-Only cases that ran (status ok) are drawn; skipped and failed cases never are.
+A family's own plots live in its module (families/copy.py: bandwidth against size). Only cases
+that ran (status ok) are drawn; skipped and failed cases never are.
 """
 
 from __future__ import annotations
@@ -37,39 +38,32 @@ ROOFLINE_CAPTION = (
     "against the same memory roofs (theoretical solid, measured dashed), coloured by the bytes "
     "moved per iteration; points above the memory roof are cache-resident sizes."
 )
-COPY_CAPTION = (
-    "Achieved bandwidth of the copy family (bytes_per_second: source read + destination written) "
-    "against bytes moved per iteration, which for a copy is also its working set (source + "
-    "destination), log2; bandwidth on a log axis. Dotted vertical lines are the cache sizes from the run's context (per "
-    "instance as reported: a copy threaded over several cores fits in the sum of their private "
-    "caches); the dashed horizontal line is the measured copy ceiling, the solid one the "
-    "theoretical memory bandwidth. Hollow markers are noisy cases (cv > 5%)."
-)
-
 _MODE_ORDER = ["f64", "f32", "tf32", "f16", "bf16", "f8", "f8e4m3", "f8e5m2", "i8"]
-_PALETTE = plt.get_cmap("tab10").colors
-_MEMORY_COLOR = "black"
+PALETTE = plt.get_cmap("tab10").colors
+MEMORY_COLOR = "black"
 
 
 def mode_color(mode: Optional[str]) -> tuple:
     if mode is None:
         return (0.4, 0.4, 0.4)
     if mode in _MODE_ORDER:
-        return _PALETTE[_MODE_ORDER.index(mode) % len(_PALETTE)]
-    return _PALETTE[(len(_MODE_ORDER) + sum(map(ord, mode))) % len(_PALETTE)]
+        return PALETTE[_MODE_ORDER.index(mode) % len(PALETTE)]
+    return PALETTE[(len(_MODE_ORDER) + sum(map(ord, mode))) % len(PALETTE)]
 
 
 def device_slug(device_id: str) -> str:
     return device_id.replace(":", "_")
 
 
-def _save(fig, path: Path) -> Path:
+def save(fig, path: Path) -> Path:
+    """Writes the figure as a PNG (atomically) and closes it."""
     write_atomic(path, lambda out: fig.savefig(out, format="png", dpi=110, bbox_inches="tight"))
     plt.close(fig)
     return path
 
 
-def _scatter(ax, xs, ys, color, noisy, marker="o", **kw):
+def scatter(ax, xs, ys, color, noisy, marker="o", **kw):
+    """Points in a colour; hollow where noisy (cv above 5%)."""
     ax.scatter(xs, ys, marker=marker, s=36, zorder=3,
                facecolors="none" if noisy else color, edgecolors=color, linewidths=1.3, **kw)
 
@@ -116,8 +110,8 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
         for mode, peak in sorted(peaks.items(), key=lambda kv: kv[1]):
             ax.plot(grid, [min(peak, bw * x) / 1e9 for x in grid], color=mode_color(mode), lw=1.8)
         if not peaks:
-            ax.plot(grid, [bw * x / 1e9 for x in grid], color=_MEMORY_COLOR, lw=1.8)
-        handles.append(Line2D([], [], color=_MEMORY_COLOR, lw=1.8,
+            ax.plot(grid, [bw * x / 1e9 for x in grid], color=MEMORY_COLOR, lw=1.8)
+        handles.append(Line2D([], [], color=MEMORY_COLOR, lw=1.8,
                               label=f"theoretical memory {fmt.rate(bw, 'B/s')}"))
     else:
         for mode, peak in peaks.items():
@@ -131,8 +125,8 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
     for kind, b in sorted(measured_bw.items()):
         ls = "--" if kind == "copy" else "-."
         ax.plot(grid, [b * x / 1e9 if top is None or b * x <= top else float("nan") for x in grid],
-                color=_MEMORY_COLOR, lw=1.2, ls=ls)
-        handles.append(Line2D([], [], color=_MEMORY_COLOR, lw=1.2, ls=ls,
+                color=MEMORY_COLOR, lw=1.2, ls=ls)
+        handles.append(Line2D([], [], color=MEMORY_COLOR, lw=1.2, ls=ls,
                               label=f"measured {kind} {fmt.rate(b, 'B/s')}"))
     b_max = max(measured_bw.values()) if measured_bw else None
     for mode, c in sorted(measured_compute.items(), key=lambda kv: -kv[1]):
@@ -149,7 +143,7 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
             x, marker = hi / 1.5, ">"
         elif x is None or math.isnan(x) or x <= 0:
             continue  # FLOPs but no usable intensity: in the table, not on the roofline
-        _scatter(ax, [x], [case.flops_per_second / 1e9], mode_color(case.compute_mode),
+        scatter(ax, [x], [case.flops_per_second / 1e9], mode_color(case.compute_mode),
                  case.noisy, marker=marker)
         seen_modes.add(case.compute_mode)
     for mode in sorted(seen_modes, key=lambda m: m or ""):
@@ -182,11 +176,11 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
         for case in zero_flop_cases:
             i = labels.index(f"{case.name.family}/{case.name.variant}/{case.name.dtype}")
             color = cmap(norm(case.bytes)) if norm and case.bytes else (0.4, 0.4, 0.4)
-            _scatter(axz, [i], [case.bytes_per_second / 1e9], color, case.noisy)
+            scatter(axz, [i], [case.bytes_per_second / 1e9], color, case.noisy)
         if bw:
-            axz.axhline(bw / 1e9, color=_MEMORY_COLOR, lw=1.8, label="theoretical")
+            axz.axhline(bw / 1e9, color=MEMORY_COLOR, lw=1.8, label="theoretical")
         for kind, b in sorted(measured_bw.items()):
-            axz.axhline(b / 1e9, color=_MEMORY_COLOR, lw=1.2, ls="--" if kind == "copy" else "-.",
+            axz.axhline(b / 1e9, color=MEMORY_COLOR, lw=1.2, ls="--" if kind == "copy" else "-.",
                         label=f"measured {kind}")
         if bw or measured_bw:
             axz.legend(fontsize=7, loc="best")
@@ -201,50 +195,4 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
             mappable = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
             bar = fig.colorbar(mappable, ax=axz, pad=0.02)
             bar.set_label("bytes moved per iteration", fontsize=8)
-    return _save(fig, path)
-
-
-def copy_bandwidth(run: Run, device_id: str, path: Path) -> Optional[Path]:
-    """Writes the copy-bandwidth-against-size plot of one device; None without copy results."""
-    device = run.devices.get(device_id, Device(device_id, {}))
-    cases = [c for c in run.cases if c.ok and c.name.family == "copy" and c.name.device == device_id
-             and c.bytes and c.bytes_per_second is not None]
-    if not cases:
-        return None
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    lines: dict[tuple[str, str, tuple], list[Case]] = {}
-    for case in cases:
-        lines.setdefault((case.name.variant, case.name.dtype, case.name.extras), []).append(case)
-    for i, (key, group) in enumerate(sorted(lines.items())):
-        group.sort(key=lambda c: c.bytes)
-        color = _PALETTE[i % len(_PALETTE)]
-        variant, dtype, extras = key
-        label = f"{variant}/{dtype}" + "".join(f"/{k}={v}" for k, v in extras)
-        ax.plot([c.bytes for c in group], [c.bytes_per_second / 1e9 for c in group],
-                color=color, lw=1.4, label=label)
-        for noisy in (False, True):
-            pts = [c for c in group if c.noisy == noisy]
-            if pts:
-                _scatter(ax, [c.bytes for c in pts], [c.bytes_per_second / 1e9 for c in pts],
-                         color, noisy)
-    ax.set_xscale("log", base=2)
-    caches = device.caches
-    for level in ("l1d", "l1", "l2", "l3"):
-        if level in caches:
-            ax.axvline(caches[level], color="gray", ls=":", lw=1.2)
-            ax.text(caches[level], 0.99, f" {level[:1].upper()}{level[1:]} {fmt.size(caches[level])}",
-                    transform=ax.get_xaxis_transform(), fontsize=8, color="gray", ha="left", va="top")
-    copy_ceiling = device.memory_ceilings.get("copy")
-    if copy_ceiling:
-        ax.axhline(copy_ceiling / 1e9, color=_MEMORY_COLOR, ls="--", lw=1.2,
-                   label=f"measured copy ceiling {fmt.rate(copy_ceiling, 'B/s')}")
-    if device.memory_peak:
-        ax.axhline(device.memory_peak / 1e9, color=_MEMORY_COLOR, lw=1.2,
-                   label=f"theoretical memory {fmt.rate(device.memory_peak, 'B/s')}")
-    ax.set_yscale("log")  # L1-resident copies run 10-100x faster than DRAM ones
-    ax.set_xlabel("bytes moved per iteration = working set (source + destination), log2")
-    ax.set_ylabel("GB/s (log)")
-    ax.set_title(f"Copy bandwidth against size: {device.name} ({device_id})", fontsize=11)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save(fig, path)

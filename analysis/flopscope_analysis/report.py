@@ -1,56 +1,19 @@
-"""report.md of a run directory: header (run, build, devices, peaks, ceilings), a table of
-achieved figures per family and device, the plots, and the skipped and failed cases."""
+"""report.md of a run directory: header (run, build, devices, peaks, ceilings), a results
+table per family and device, each family's own sections, the plots (a roofline per device and
+the families' own), and the skipped and failed cases. What a family adds comes from its module
+(families/); this file holds what every family gets."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from . import fmt, plots
+from . import families, fmt, plots
 from .atomic import write_text_atomic
-from .load import NOISY_CV, Case, Device, Run
-
-NOISY_MARK = "⚠ noisy"
-
-
-def cell(value: Any) -> str:
-    """A Markdown table cell: no pipes or newlines."""
-    return str(value).replace("|", "\\|").replace("\n", " ").strip() or fmt.MISSING
-
-
-def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return lines
-
-
-def cv_cell(case: Case) -> str:
-    if case.cv is None:
-        return f"{fmt.MISSING} (1 run)" if case.repetitions <= 1 else fmt.MISSING
-    text = fmt.fraction_percent(case.cv)
-    return f"{text} {NOISY_MARK}" if case.noisy else text
-
-
-def result_row(case: Case) -> list[str]:
-    return [
-        case.name.variant,
-        case.name.dtype,
-        case.name.shape_text(),
-        fmt.size(case.bytes),
-        case.bound + (f" ({case.compute_mode})" if case.compute_mode else ""),
-        fmt.duration(case.real_time_s),
-        fmt.giga(case.flops_per_second),
-        fmt.giga(case.bytes_per_second),
-        "∞ (no bytes)" if case.moves_no_bytes else fmt.intensity(case.intensity),
-        fmt.percent(case.pct_peak),
-        fmt.percent(case.pct_ceiling),
-        cv_cell(case),
-    ]
-
-
-RESULT_HEADER = ["variant", "dtype", "shape", "bytes/iter", "bound", "median time", "GFLOP/s",
-                 "GB/s", "FLOP/byte", "% peak", "% ceiling", "cv"]
+from .families import NOISY_MARK, Plot
+from .load import NOISY_CV, Case, Device, Run, device_order
+from .tables import markdown as table
 
 
 def _build_text(build: dict[str, Any]) -> str:
@@ -111,7 +74,7 @@ def _device_section(device: Device, run: Run) -> list[str]:
         lines += table(["ceiling", "value"], rows)
     else:
         lines.append("Measured ceilings: none for this device (no ceilings file when the run "
-                     "started; `flopscope-analysis ceilings RUN_DIR` writes one from bench_peak).")
+                     "started; bench_peak writes one with `--write-ceilings=DIR`).")
     lines.append("")
     return lines
 
@@ -138,7 +101,7 @@ def _results_section(run: Run) -> list[str]:
         device = run.devices.get(device_id)
         title = f"{family} on {device_id}" + (f" ({device.name})" if device else "")
         lines += [f"### {title}", ""]
-        lines += table(RESULT_HEADER, [result_row(c) for c in cases])
+        lines += families.family(family).table(cases)
         notes = [c for c in cases if c.notes]
         if notes:
             lines.append("")
@@ -147,79 +110,28 @@ def _results_section(run: Run) -> list[str]:
     return lines
 
 
-CONVERSION_NOTE = (
-    "Bytes are read plus written, n x (size(from) + size(to)), as for copy (2 x 4n for f32). "
-    "A core whose reads alone limit it converts f32->16-bit at 6/8 = 75% of its copy figure "
-    "(the same source, half the output); above 75%, copy was also held back by its writes. "
-    "`% copy ceiling` is against bench_peak's measured copy; `% copy, same n` against an f32 "
-    "copy of the same element count: bench_convert's f32->f32 baseline, timed in the same "
-    "process with the repetitions interleaved, where the run has it (on a shared machine, "
-    "bandwidth drifts between processes), else the fastest in the run (bench_copy).")
-
-
-def _conversion_section(run: Run) -> list[str]:
-    """Each conversion (its best variant per dtype pair and n) against the device's copy: the
-    measured copy ceiling and, where the run has one, an f32 copy of the same element count,
-    preferably the one timed in the same process (bench_convert's f32->f32 baseline)."""
-    best: dict[tuple[str, str, int], Case] = {}
-    copies: dict[tuple[Path, str, int], Case] = {}  # (file, device, n): the fastest f32 copy
-    for case in run.cases:
-        n = case.name.shape_dict().get("n")
-        if not case.ok or n is None or case.bytes_per_second is None:
-            continue
-        family, dtype = case.name.family, case.name.dtype
-        if (family, dtype) in (("copy", "f32"), ("convert", "f32->f32")):  # bench_convert's baseline is a copy
-            key, slot = (case.file, case.name.device, n), copies
-        elif family == "convert":
-            key, slot = (case.name.device, dtype, n), best
-        else:
-            continue
-        if key not in slot or case.bytes_per_second > slot[key].bytes_per_second:
-            slot[key] = case
-
-    def copy_beside(case: Case, device_id: str, n: int) -> Case | None:
-        same_process = copies.get((case.file, device_id, n))
-        others = [c for (_, d, m), c in copies.items() if (d, m) == (device_id, n)]
-        return same_process or max(others, key=lambda c: c.bytes_per_second, default=None)
-
-    if not best:
-        return []
-    rows = []
-    for (device_id, dtype, n), case in sorted(best.items(), key=lambda kv: (kv[0][0] != "cpu", kv[0])):
-        device = run.devices.get(device_id)
-        ceiling = device.memory_ceilings.get("copy") if device else None
-        copy = copy_beside(case, device_id, n)
-        rate = case.bytes_per_second
-        rows.append([device_id, dtype, f"n={n}", case.name.variant, fmt.giga(rate),
-                     fmt.percent(100 * rate / ceiling) if ceiling else fmt.MISSING,
-                     f"{fmt.percent(100 * rate / copy.bytes_per_second)} ({copy.name.family}/{copy.name.variant}, "
-                     f"{fmt.giga(copy.bytes_per_second)} GB/s)" if copy else fmt.MISSING,
-                     cv_cell(case)])
-    lines = ["## Conversions against copy", "", CONVERSION_NOTE, ""]
-    lines += table(["device", "conversion", "shape", "best variant", "GB/s", "% copy ceiling",
-                    "% copy, same n", "cv"], rows)
-    return lines + [""]
+def _plot_lines(plot: Plot, device_id: str) -> list[str]:
+    return [f"### {plot.heading}: {device_id}", "",
+            f"![{plot.heading.lower()} {device_id}](plots/{plot.path.name})", "",
+            f"*{plot.caption}*", ""]
 
 
 def _plots_section(run: Run, run_dir: Path) -> list[str]:
+    """Per device: the roofline (every case at its intensity), then each family's plots."""
     lines = ["## Plots", ""]
-    device_ids = sorted({c.name.device for c in run.cases if c.ok},
-                        key=lambda d: (d != "cpu", d))
+    plots_dir = run_dir / "plots"
+    device_ids = sorted({c.name.device for c in run.cases if c.ok}, key=device_order)
     wrote = False
     for device_id in device_ids:
-        slug = plots.device_slug(device_id)
-        roof = plots.roofline(run, device_id, run_dir / "plots" / f"roofline_{slug}.png")
+        figures = []
+        roof = plots.roofline(run, device_id, plots_dir / f"roofline_{plots.device_slug(device_id)}.png")
         if roof:
-            lines += [f"### Roofline: {device_id}", "",
-                      f"![roofline {device_id}](plots/{roof.name})", "",
-                      f"*{plots.ROOFLINE_CAPTION}*", ""]
-            wrote = True
-        copy = plots.copy_bandwidth(run, device_id, run_dir / "plots" / f"copy_bandwidth_{slug}.png")
-        if copy:
-            lines += [f"### Copy bandwidth against size: {device_id}", "",
-                      f"![copy bandwidth {device_id}](plots/{copy.name})", "",
-                      f"*{plots.COPY_CAPTION}*", ""]
-            wrote = True
+            figures.append(Plot("Roofline", roof, plots.ROOFLINE_CAPTION))
+        for family in families.families_in(run):
+            figures += family.plots(run, device_id, plots_dir)
+        for plot in figures:
+            lines += _plot_lines(plot, device_id)
+        wrote = wrote or bool(figures)
     if not wrote:
         lines += ["No plots: no case ran.", ""]
     return lines
@@ -261,6 +173,9 @@ def _skips_section(run: Run) -> list[str]:
 def render(run: Run, run_dir: Path) -> str:
     """The text of report.md; writes the plots under run_dir/plots/ on the way."""
     lines = [f"# flopscope run {run.id}", ""]
+    if run.incomplete:
+        lines += [f"**⚠ Incomplete run** ({run.status.describe()}): the results below are what "
+                  "was written before it stopped.", ""]
     first = run.files[0].context
     date = first.gbench.get("date")
     host = first.gbench.get("host_name")
@@ -283,7 +198,7 @@ def render(run: Run, run_dir: Path) -> str:
     lines += ["## Devices", ""]
     if not run.devices:
         lines += ["No device in the context.", ""]
-    for device_id in sorted(run.devices, key=lambda d: (d != "cpu", d)):
+    for device_id in sorted(run.devices, key=device_order):
         lines += _device_section(run.devices[device_id], run)
     if run.skipped_devices:
         lines += ["### Skipped devices", ""]
@@ -291,7 +206,8 @@ def render(run: Run, run_dir: Path) -> str:
         lines.append("")
 
     lines += _results_section(run)
-    lines += _conversion_section(run)
+    for family in families.families_in(run):
+        lines += family.sections(run)
     lines += _plots_section(run, run_dir)
     lines += _skips_section(run)
     return "\n".join(lines).rstrip() + "\n"

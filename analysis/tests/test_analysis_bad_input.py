@@ -54,8 +54,7 @@ def test_file_instead_of_directory(fixture_dir):
 def test_not_json_peak_file_for_ceilings(fixture_dir, tmp_path):
     run_dir = fixture_dir("run_cpu")
     (run_dir / "bench_peak.json").write_bytes(b"\xff\xfe binary")
-    check_one_line_error(run_cli("ceilings", run_dir, "--out", tmp_path / "out"),
-                         "bench_peak.json", "not JSON")
+    check_one_line_error(run_cli("ceilings", run_dir), "bench_peak.json", "not JSON")
 
 
 def test_one_bad_file_among_good_ones(fixture_dir):
@@ -82,3 +81,30 @@ def test_unknown_time_unit(fixture_dir):
 def test_usage_error_exits_2():
     done = run_cli("frobnicate")
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "summary"])
+def test_json_nested_very_deep(fixture_dir, command):
+    run_dir = fixture_dir("single")
+    (run_dir / "bench_copy.json").write_text("[" * 200000 + "]" * 200000)
+    check_one_line_error(run_cli(command, run_dir), "bench_copy.json", "nested too deeply")
+
+
+def test_plots_path_that_is_a_file(fixture_dir):
+    run_dir = fixture_dir("single")
+    (run_dir / "plots").write_text("not a directory")
+    check_one_line_error(run_cli("report", run_dir), str(run_dir / "plots"))
+    assert (run_dir / "plots").read_text() == "not a directory"
+
+
+def test_report_md_that_is_a_directory(fixture_dir):
+    run_dir = fixture_dir("single")
+    (run_dir / "report.md").mkdir()
+    check_one_line_error(run_cli("report", run_dir), "report.md", "not a regular file")
+
+
+def test_unexpected_field_types_are_one_line_errors(fixture_dir):
+    run_dir = fixture_dir("single")
+    path = run_dir / "bench_copy.json"
+    path.write_text(path.read_text().replace('"time_unit": "ns"', '"time_unit": ["ns"]'))
+    check_one_line_error(run_cli("summary", run_dir), "unknown time_unit")

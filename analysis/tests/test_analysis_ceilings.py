@@ -3,7 +3,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, run_cli
-from flopscope_analysis.ceilings import write_ceilings
+from flopscope_analysis.ceilings import run_ceilings
 
 PEAK = FIXTURES / "run_cpu" / "bench_peak.json"
 KEY = "cpu-intel-r-xeon-r-processor"
@@ -17,12 +17,11 @@ def best_median(label, counter):
     return max(values)
 
 
-def test_ceilings_file(fixture_dir, tmp_path):
+def test_ceilings_document(fixture_dir):
     run_dir = fixture_dir("run_cpu")
-    out = tmp_path / "ceilings"
-    written = write_ceilings(run_dir, out)
-    assert [p.name for p in written] == [f"{KEY}.json"]
-    doc = json.loads((out / f"{KEY}.json").read_text())
+    documents = run_ceilings(run_dir)
+    assert list(documents) == [KEY]
+    doc = documents[KEY]
     assert doc["schema"] == 1
     assert doc["device_key"] == KEY
     assert doc["device_name"] == "Intel(R) Xeon(R) Processor @ 2.60GHz"
@@ -40,19 +39,23 @@ def test_ceilings_file(fixture_dir, tmp_path):
     assert doc["compute"]["f32"] == pytest.approx(300e9)  # threads=2 beats threads=1
     # the failed f16 case (9e15 FLOP/s) and the skipped bf16 and CUDA cases do not count
     assert "f16" not in doc["compute"] and "bf16" not in doc["compute"]
-    assert sorted(p.name for p in out.iterdir()) == [f"{KEY}.json"]
 
 
-def test_default_out_is_results_ceilings_of_the_current_directory(fixture_dir, tmp_path):
+def test_the_command_prints_the_documents_and_writes_nothing(fixture_dir, tmp_path):
+    """bench_peak writes the ceilings files (data flows one way): the command only prints."""
     run_dir = fixture_dir("run_cpu")
     work = tmp_path / "repo"
     work.mkdir()
+    before = sorted(p.name for p in run_dir.iterdir())
     done = run_cli("ceilings", run_dir, cwd=work)
     assert done.returncode == 0, done.stderr
-    path = work / "results" / "ceilings" / f"{KEY}.json"
-    assert done.stdout.strip() == str(path.relative_to(work))
-    doc = json.loads(path.read_text())
-    assert isinstance(doc["memory_bytes_per_second"], dict) and isinstance(doc["compute"], dict)
+    printed = json.loads(done.stdout)
+    assert list(printed) == [KEY]
+    expected = run_ceilings(run_dir)[KEY]
+    assert {k: v for k, v in printed[KEY].items() if k != "source"} == \
+        {k: v for k, v in expected.items() if k != "source"}
+    assert printed[KEY]["source"].endswith("run_cpu/bench_peak.json")
+    assert list(work.iterdir()) == [] and sorted(p.name for p in run_dir.iterdir()) == before
 
 
 def test_missing_kind_is_null(fixture_dir, tmp_path):
@@ -60,14 +63,13 @@ def test_missing_kind_is_null(fixture_dir, tmp_path):
     data = json.loads((run_dir / "bench_peak.json").read_text())
     data["benchmarks"] = [e for e in data["benchmarks"] if "memory:triad" not in e.get("label", "")]
     (run_dir / "bench_peak.json").write_text(json.dumps(data))
-    write_ceilings(run_dir, tmp_path / "out")
-    doc = json.loads((tmp_path / "out" / f"{KEY}.json").read_text())
+    doc = run_ceilings(run_dir)[KEY]
     assert doc["memory_bytes_per_second"]["triad"] is None
 
 
 def test_report_after_ceilings_reads_the_same_run(fixture_dir, tmp_path):
     run_dir = fixture_dir("run_cpu")
-    assert run_cli("ceilings", run_dir, "--out", tmp_path / "c").returncode == 0
+    assert run_cli("ceilings", run_dir).returncode == 0
     assert run_cli("report", run_dir).returncode == 0
 
 
@@ -89,7 +91,7 @@ def test_bad_input(fixture_dir, tmp_path, setup, message):
             elif "ceiling=memory:copy" in e.get("label", ""):
                 e["label"] = e["label"].replace("ceiling=memory:copy", "ceiling=copy")
         peak.write_text(json.dumps(data))
-    done = run_cli("ceilings", run_dir, "--out", tmp_path / "out")
+    done = run_cli("ceilings", run_dir)
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1 and message in done.stderr
-    assert not (tmp_path / "out").exists()
+    assert done.stdout == ""

@@ -79,13 +79,19 @@ def test_skip_and_failure_are_told_apart():
     assert len([c for c in cases.values() if c.status == "skipped"]) == 2
 
 
-def test_one_failed_repetition_fails_the_case(tmp_path):
+def with_error(tmp_path, repetition, message):
+    """bench_copy.json with one repetition of copy/simd/f32/cpu/n=65536 an error."""
     data = json.loads(COPY.read_text())
     for e in data["benchmarks"]:
-        if e["run_name"] == "copy/simd/f32/cpu/n=65536/real_time" and e.get("repetition_index") == 1:
-            e["error_occurred"], e["error_message"] = True, "failed: mismatch at [3]"
+        if e["run_name"] == "copy/simd/f32/cpu/n=65536/real_time" and e.get("repetition_index") == repetition:
+            e["error_occurred"], e["error_message"] = True, message
     path = tmp_path / "bench_copy.json"
     path.write_text(json.dumps(data))
+    return path
+
+
+def test_one_failed_repetition_fails_the_case(tmp_path):
+    path = with_error(tmp_path, 1, "failed: mismatch at [3]")
     case = by_name(load_file(path).cases)["copy/simd/f32/cpu/n=65536"]
     assert case.status == "failed" and case.reason == "mismatch at [3]"
 
@@ -161,3 +167,112 @@ def test_nan_and_infinity_counters_are_read(tmp_path):
     path.write_text(text)
     cases = load_file(path).cases
     assert any(c.intensity is not None and math.isnan(c.intensity) for c in cases)
+
+
+def iterations(path, run_name):
+    return [e for e in entries(path, run_name) if e["run_type"] == "iteration"]
+
+
+def test_samples_keep_every_repetition():
+    case = by_name(load_file(COPY).cases)["copy/simd/f32/cpu/n=67108864"]
+    raw = iterations(COPY, "copy/simd/f32/cpu/n=67108864/real_time")
+    assert len(raw) == 3 and len(case.samples) == 3
+    assert [s.real_time_s for s in case.samples] == [e["real_time"] * 1e-9 for e in raw]
+    assert [s.cpu_time_s for s in case.samples] == [e["cpu_time"] * 1e-9 for e in raw]
+    assert [s.counters["bytes_per_second"] for s in case.samples] == [e["bytes_per_second"] for e in raw]
+    assert all(s.counters["bytes"] == 2 * 4 * 67108864 for s in case.samples)
+    # the median aggregate is the median of the repetitions (hand-computed: the middle one)
+    assert sorted(s.real_time_s for s in case.samples)[1] == pytest.approx(case.real_time_s)
+
+
+def test_samples_in_other_time_units():
+    case = by_name(load_file(PEAK).cases)["peak/fma/f32/cpu/n=1024/threads=2"]
+    raw = iterations(PEAK, "peak/fma/f32/cpu/n=1024/threads=2/real_time")
+    assert [s.real_time_s for s in case.samples] == [e["real_time"] * 1e-6 for e in raw]
+
+
+def test_no_samples_for_skipped_failed_or_aggregates_only(tmp_path):
+    cases = by_name(load_file(COPY).cases)
+    assert cases["copy/simd/bf16/cpu/n=1048576"].samples == []
+    assert cases["copy/grid_stride/f32/cuda:0/n=67108864"].samples == []
+    data = json.loads(COPY.read_text())
+    data["benchmarks"] = [e for e in data["benchmarks"] if e["run_type"] == "aggregate"]
+    path = tmp_path / "bench_copy.json"
+    path.write_text(json.dumps(data))
+    assert by_name(load_file(path).cases)["copy/simd/f32/cpu/n=1024"].samples == []
+
+
+def test_a_skipped_repetition_is_no_sample(tmp_path):
+    path = with_error(tmp_path, 0, "skipped: out of memory")
+    case = by_name(load_file(path).cases)["copy/simd/f32/cpu/n=65536"]
+    raw = iterations(path, "copy/simd/f32/cpu/n=65536/real_time")[1:]
+    assert case.ok and [s.real_time_s for s in case.samples] == [e["real_time"] * 1e-9 for e in raw]
+
+
+def test_a_repetition_without_real_time_is_an_error(tmp_path):
+    data = json.loads(COPY.read_text())
+    del data["benchmarks"][0]["real_time"]
+    path = tmp_path / "bench_copy.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(AnalysisError, match="without a numeric real_time"):
+        load_file(path)
+
+
+def test_load_source_reads_a_directory_or_one_file(tmp_path):
+    from flopscope_analysis.load import load_source
+
+    run = load_source(FIXTURES / "run_cpu")
+    assert run.id == "run_cpu" and len(run.files) == 2
+    one = load_source(COPY)
+    assert one.id == "bench_copy.json" and [f.path for f in one.files] == [COPY]
+    assert [str(c.name) for c in one.cases] == [str(c.name) for c in load_file(COPY).cases]
+    with pytest.raises(AnalysisError, match="no such file or directory"):
+        load_source(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("where", ["file", "context"])
+def test_json_nested_too_deeply_is_an_error(tmp_path, where):
+    deep = "[" * 100000 + "]" * 100000
+    if where == "file":
+        text = deep
+    else:
+        data = json.loads(COPY.read_text())
+        data["context"]["flopscope"] = deep
+        text = json.dumps(data)
+    (tmp_path / "bench_copy.json").write_text(text)
+    with pytest.raises(AnalysisError, match="nested too deeply"):
+        load_run(tmp_path)
+
+
+def test_machine_key_names_every_device_cpu_first():
+    assert load_run(FIXTURES / "run_cpu").machine_key == "cpu-intel-r-xeon-r-processor"
+    assert load_run(FIXTURES / "run_gpu").machine_key == "cpu-intel-r-xeon-r-processor+cuda-nvidia-h200"
+
+
+def test_device_without_key_gets_one_from_its_name():
+    from flopscope_analysis.load import Device
+
+    assert Device("cpu", {"kind": "cpu", "name": "AMD EPYC 9654 (96 cores)"}).file_key == \
+        "cpu-amd-epyc-9654-96-cores"
+    with pytest.raises(AnalysisError, match="cannot name a file"):
+        Device("cpu", {"key": "../etc"}).file_key
+
+
+def test_status_json_is_the_run_status_not_a_bench_file(tmp_path):
+    from flopscope_analysis import runstatus
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "bench_copy.json").write_text(COPY.read_text())
+    assert load_run(run_dir).status is None and not load_run(run_dir).incomplete
+    runstatus.write(run_dir, runstatus.RUNNING, binaries=["bench_peak", "bench_copy"],
+                    finished=["bench_copy"])
+    run = load_run(run_dir)
+    assert [f.path.name for f in run.files] == ["bench_copy.json"]
+    assert run.incomplete and run.status.state == "running"
+    assert "1 of 2 binaries finished" in run.status.describe()
+    runstatus.write(run_dir, runstatus.COMPLETE)
+    assert not load_run(run_dir).incomplete
+    (run_dir / "status.json").write_text('{"state": "maybe"}')
+    with pytest.raises(AnalysisError, match="not a run status"):
+        load_run(run_dir)

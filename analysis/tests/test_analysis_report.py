@@ -137,7 +137,7 @@ def test_gpu_run(fixture_dir):
     assert not (run_dir / "plots" / "copy_bandwidth_cpu.png").exists()  # no CPU copy in this run
     results = section(text, "Results")
     matmul = row(results, "cublas", "bf16", "m=8192,n=8192,k=8192")
-    assert matmul[6] == "700000" and matmul[9] == "70.7%" and matmul[10] == "94.6%"
+    assert matmul[5] == "700000" and matmul[6] == "70.7%" and matmul[7] == "94.6%"  # the matmul table: variant, mode, shape, layout, time, GFLOP/s, % peak, % ceiling
     assert row(results, "hw", "f32->bf16")[7] == "9.00"
     assert "132 SMs x 1.830 GHz x 4096 FLOP/clk/SM" in text
     assert "theoretical memory bandwidth: 4800 GB/s (NVIDIA H200 datasheet (HBM3e))" in text
@@ -222,3 +222,88 @@ def test_the_copy_of_the_same_process_comes_first(fixture_dir):
 def test_no_conversion_section_without_conversions(cpu_report):
     _, text = cpu_report
     assert "## Conversions against copy" not in text
+
+
+def rename_family(path, old, new):
+    """Rewrites a fixture file so that its `old` cases belong to the family `new`."""
+    data = json.loads(path.read_text())
+    for e in data["benchmarks"]:
+        for key in ("name", "run_name"):
+            e[key] = e[key].replace(f"{old}/", f"{new}/", 1) if e[key].startswith(f"{old}/") else e[key]
+    path.write_text(json.dumps(data))
+
+
+def test_a_family_without_a_module_gets_the_generic_table_and_the_roofline(fixture_dir):
+    run_dir = fixture_dir("single")
+    rename_family(run_dir / "bench_copy.json", "convert", "widget")
+    text = write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")
+    results = section(text, "Results")
+    assert "### widget on cpu" in results
+    (raw,) = [e for e in json.loads((run_dir / "bench_copy.json").read_text())["benchmarks"]
+              if e["run_name"] == "widget/hw/f32->bf16/cpu/n=1048576/real_time"]  # one repetition
+    cells = row(results, "hw", "f32->bf16", "n=1048576")
+    assert cells[6] == fmt.giga(raw["flops_per_second"]) and cells[7] == fmt.giga(raw["bytes_per_second"])
+    lines = results.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("### widget on cpu"))
+    header = next(line for line in lines[start:] if line.startswith("| variant"))
+    assert header == "| variant | dtype | shape | bytes/iter | bound | median time | GFLOP/s | GB/s | " \
+                     "FLOP/byte | % peak | % ceiling | cv |"
+    assert "## Conversions against copy" not in text  # the convert module's section is not applied
+    assert re.findall(r"!\[[^]]*\]\(([^)]+)\)", text) == ["plots/roofline_cpu.png",
+                                                         "plots/copy_bandwidth_cpu.png"]
+
+
+def test_a_registered_module_adds_its_sections_and_plots(fixture_dir, monkeypatch):
+    """The report grows by a module in the registry, report.py unchanged."""
+    from flopscope_analysis import families
+
+    def sections(run):
+        return ["## Widgets", "", f"{len([c for c in run.cases if c.name.family == 'widget'])} widget(s)", ""]
+
+    def plots(run, device_id, plots_dir):
+        path = plots_dir / f"widget_{device_id}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(PNG)
+        return [families.Plot("Widget plot", path, "a widget caption")]
+
+    def table(cases):
+        return [f"widget table of {len(cases)}"]
+
+    monkeypatch.setitem(families.REGISTRY, "widget",
+                        families.Family("widget", table=table, sections=sections, plots=plots))
+    run_dir = fixture_dir("single")
+    rename_family(run_dir / "bench_copy.json", "convert", "widget")
+    text = write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")
+    assert "widget table of 1" in section(text, "Results")
+    assert section(text, "Widgets") == "## Widgets\n\n1 widget(s)\n"
+    assert "### Widget plot: cpu\n\n![widget plot cpu](plots/widget_cpu.png)\n\n*a widget caption*" in text
+
+
+def test_peak_section_sets_this_runs_ceilings_beside_those_it_used(cpu_report):
+    _, text = cpu_report
+    ceilings = section(text, "Ceilings measured in this run")
+    peak = FIXTURES / "run_cpu" / "bench_peak.json"
+    copy = median_of(peak, "peak/copy/f64/cpu/n=134217728/real_time")["bytes_per_second"]
+    fma = median_of(peak, "peak/fma/f32/cpu/n=1024/threads=2/real_time")["flops_per_second"]
+    assert row(ceilings, "cpu", "memory copy") == [
+        "cpu", "memory copy", fmt.rate(copy, "B/s"), "11.5 GB/s", f"{100 * copy / 1.15e10:.1f}%"]
+    assert row(ceilings, "cpu", "compute f32") == [
+        "cpu", "compute f32", fmt.rate(fma, "FLOP/s"), "300 GFLOP/s", f"{100 * fma / 3.0e11:.1f}%"]
+    assert "compute f16" not in ceilings  # a failed case is no ceiling
+
+
+def test_an_incomplete_run_says_so(fixture_dir):
+    from flopscope_analysis import runstatus
+
+    run_dir = fixture_dir("run_cpu")
+    runstatus.write(run_dir, runstatus.INTERRUPTED, binaries=["bench_peak", "bench_copy", "bench_convert"],
+                    finished=["bench_peak", "bench_copy"])
+    text = write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")
+    assert text.splitlines()[2] == ("**⚠ Incomplete run** (incomplete: interrupted (Ctrl-C); 2 of 3 "
+                                    "binaries finished): the results below are what was written "
+                                    "before it stopped.")
+    summary = run_cli("summary", run_dir)
+    assert summary.stdout.splitlines()[1] == \
+        "INCOMPLETE run: incomplete: interrupted (Ctrl-C); 2 of 3 binaries finished"
+    runstatus.write(run_dir, runstatus.COMPLETE)
+    assert "Incomplete" not in write_report(load_run(run_dir), run_dir).read_text(encoding="utf-8")

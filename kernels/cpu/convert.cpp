@@ -1,6 +1,7 @@
 // Conversion between f32 and the narrow dtypes on the CPU, both directions.
 //
-// Variants (one row each in kVariants below):
+// Variants (one row each in kVariants below; every variant converts both ways, the direction
+// following the operands' dtypes):
 //   scalar      every narrow dtype: one element at a time through the inline f32 paths of
 //               numerics.hpp; the baseline (threaded like the others).
 //   f16c        f16 only: AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes; runs on AVX2-era CPUs.
@@ -36,8 +37,9 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "flopscope/cpu_info.hpp"
+#include "flopscope/kernels/cuda_runtime.hpp"
 #include "flopscope/numerics.hpp"
-#include "flopscope/peaks.hpp"
 #include "parallel.hpp"
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsic headers as
@@ -57,8 +59,40 @@ inline void store_code(T* out, std::uint32_t code) {
   std::memcpy(out, &value, sizeof value);
 }
 
-bool ConvertVariant::supports(DType dtype) const {
-  return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+std::optional<std::string> convert_problem_error(const ConvertProblem& p) {
+  const bool narrow_known = std::find(kNarrowDTypes.begin(), kNarrowDTypes.end(), p.narrow()) != kNarrowDTypes.end();
+  if ((p.src.dtype == DType::f32) == (p.dst.dtype == DType::f32) || !narrow_known)
+    return "converts f32 to and from f16, bf16, f8e4m3, f8e5m2, not " + std::string(dtype_name(p.src.dtype)) + "->" +
+           std::string(dtype_name(p.dst.dtype));
+  if (!p.src.is_contiguous() || !p.dst.is_contiguous() || p.src.numel() != p.dst.numel())
+    return "needs contiguous operands of one element count (" + p.dst.str() + " <- " + p.src.str() + ")";
+  return std::nullopt;
+}
+
+void convert_reference(const ConvertProblem& p) {
+  if (auto error = convert_problem_error(p)) throw std::invalid_argument("convert_reference: " + *error);
+  const auto count = static_cast<std::size_t>(p.src.numel());
+  if (p.encodes())
+    encode_reference(p.src.ptr<float>(), p.dst.element_data(), count, p.dst.dtype, p.saturate);
+  else
+    decode_reference(p.src.element_data(), p.dst.ptr<float>(), count, p.src.dtype);
+}
+
+void convert_host(const ConvertVariant& variant, const void* in, DType from, void* out, DType to, std::size_t count,
+                  bool saturate) {
+  const std::int64_t sizes[] = {static_cast<std::int64_t>(count)};
+  if (variant.device == Device::Kind::cpu) {
+    variant.prepare({TensorRef::contiguous(out, to, sizes), TensorRef::contiguous(const_cast<void*>(in), from, sizes),
+                     saturate})(nullptr);
+    return;
+  }
+  const std::size_t in_bytes = count * dtype_size(from), out_bytes = count * dtype_size(to);
+  cuda::DeviceMemory device_in(in_bytes), device_out(out_bytes);
+  cuda::copy_to_device(device_in.data, in, in_bytes);
+  variant.prepare({TensorRef::contiguous(device_out.data, to, sizes, Device::cuda(0)),
+                   TensorRef::contiguous(device_in.data, from, sizes, Device::cuda(0)), saturate})(nullptr);
+  cuda::synchronize();
+  cuda::copy_to_host(out, device_out.data, out_bytes);
 }
 
 // ---- reference -------------------------------------------------------------------------------
@@ -478,56 +512,63 @@ struct F16cKernel {
 
 // ---- the table -------------------------------------------------------------------------------
 
-std::optional<std::string> needs(bool ok, const char* what) {
-  if (ok) return std::nullopt;
-  return std::string("this CPU lacks ") + what;
+// One variant's call: the direction follows the operands (f32 source: encode).
+template <class Kernel, DType... Supported>
+void convert_run(const ConvertProblem& p, Stream) {
+  const auto count = static_cast<std::size_t>(p.src.numel());
+  if (p.encodes())
+    encode_dispatch<Kernel, Supported...>(p.src.ptr<float>(), p.dst.element_data(), count, p.dst.dtype, p.saturate);
+  else
+    decode_dispatch<Kernel, Supported...>(p.src.element_data(), p.dst.ptr<float>(), count, p.src.dtype);
 }
 
-std::optional<std::string> scalar_unavailable() { return std::nullopt; }
-std::optional<std::string> f16c_unavailable() {
-  return needs(__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"), "AVX and F16C");
-}
-std::optional<std::string> avx512_unavailable() { return needs(__builtin_cpu_supports("avx512f"), "AVX512F"); }
-std::optional<std::string> avx512bf16_unavailable() {
-  return needs(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"), "AVX512_BF16");
-}
-std::optional<std::string> avx512fp16_unavailable() {
-  return needs(__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512fp16"), "AVX512-FP16");
+// Whether a variant converts this narrow dtype at all (an f16-only variant asked for bf16: not a
+// combination that exists, so not a skip).
+template <DType... Supported>
+bool converts(const ConvertProblem& p) {
+  return ((p.narrow() == Supported) || ...);
 }
 
-constexpr std::array<DType, 1> kF16Only = {DType::f16};
-constexpr std::array<DType, 1> kBf16Only = {DType::bf16};
+// What the CPU must have, as /proc/cpuinfo names it, then whether the problem is well formed.
+template <const char*... Flags>
+std::optional<std::string> cpu_needs(const ConvertProblem& p) {
+  if (auto error = convert_problem_error(p)) return error;
+  return cpu_lacks({std::string_view(Flags)...});
+}
+
+constexpr char kAvx[] = "avx", kF16c[] = "f16c", kAvx512f[] = "avx512f", kAvx512Bf16[] = "avx512_bf16",
+               kAvx512Vl[] = "avx512vl", kAvx512Fp16[] = "avx512_fp16";
+
+constexpr DType kF16 = DType::f16, kBf16 = DType::bf16, kE4M3 = DType::f8e4m3, kE5M2 = DType::f8e5m2;
 
 const std::array<ConvertVariant, 5> kVariants = {{
-    {"scalar", "one element at a time through the inline f32 paths (numerics.hpp)", kNarrowDTypes,
-     encode_dispatch<ScalarKernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, decode_dispatch<ScalarKernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, scalar_unavailable},
-    {"f16c", "AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes", kF16Only, encode_dispatch<F16cKernel, DType::f16>,
-     decode_dispatch<F16cKernel, DType::f16>, f16c_unavailable},
+    {"scalar", "one element at a time through the inline f32 paths (numerics.hpp)", Device::Kind::cpu, cpu_needs<>,
+     direct<ConvertProblem, convert_run<ScalarKernel, kF16, kBf16, kE4M3, kE5M2>>},
+    {"f16c", "AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes", Device::Kind::cpu, cpu_needs<kAvx, kF16c>,
+     direct<ConvertProblem, convert_run<F16cKernel, kF16>>, converts<kF16>},
     {"avx512", "AVX512F: f16 by vcvtps2ph / vcvtph2ps, bf16 and fp8 by integer rounding on 16 lanes",
-     kNarrowDTypes, encode_dispatch<Avx512Kernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, decode_dispatch<Avx512Kernel, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2>, avx512_unavailable},
-    {"avx512bf16", "AVX512_BF16 vcvtne2ps2bf16 (subnormal inputs in software)", kBf16Only,
-     encode_dispatch<Avx512Bf16Kernel, DType::bf16>, decode_dispatch<Avx512Bf16Kernel, DType::bf16>, avx512bf16_unavailable},
-    {"avx512fp16", "AVX512-FP16 vcvtps2phx / vcvtph2psx", kF16Only, encode_dispatch<Avx512Fp16Kernel, DType::f16>,
-     decode_dispatch<Avx512Fp16Kernel, DType::f16>, avx512fp16_unavailable},
+     Device::Kind::cpu, cpu_needs<kAvx512f>, direct<ConvertProblem, convert_run<Avx512Kernel, kF16, kBf16, kE4M3, kE5M2>>},
+    {"avx512bf16", "AVX512_BF16 vcvtne2ps2bf16 (subnormal inputs in software)", Device::Kind::cpu,
+     cpu_needs<kAvx512f, kAvx512Bf16>, direct<ConvertProblem, convert_run<Avx512Bf16Kernel, kBf16>>, converts<kBf16>},
+    {"avx512fp16", "AVX512-FP16 vcvtps2phx / vcvtph2psx", Device::Kind::cpu, cpu_needs<kAvx512Vl, kAvx512Fp16>,
+     direct<ConvertProblem, convert_run<Avx512Fp16Kernel, kF16>>, converts<kF16>},
 }};
 
 }  // namespace
 
 std::span<const ConvertVariant> cpu_convert_variants() { return kVariants; }
 
-const ConvertVariant* find_cpu_convert_variant(std::string_view name) {
-  for (const auto& variant : kVariants)
-    if (variant.name == name) return &variant;
-  return nullptr;
-}
-
 const ConvertVariant& best_cpu_convert_variant(DType dtype) {
   // Fastest first, as measured with bench_convert at 256 MiB on a Sapphire Rapids VM: bf16 by
   // vcvtne2ps2bf16 >= software; f16 by AVX512F vcvtps2ph >= AVX512-FP16 vcvtps2phx > F16C.
   static constexpr std::array<std::string_view, 4> kPreference = {"avx512bf16", "avx512", "avx512fp16", "f16c"};
+  float in = 0;
+  std::uint16_t out = 0;
+  const std::int64_t one[] = {1};
+  const ConvertProblem problem{TensorRef::contiguous(&out, dtype, one), TensorRef::contiguous(&in, DType::f32, one)};
   for (std::string_view name : kPreference) {
-    const ConvertVariant* variant = find_cpu_convert_variant(name);
-    if (variant && variant->supports(dtype) && variant->available()) return *variant;
+    const ConvertVariant* variant = find_variant(cpu_convert_variants(), name);
+    if (variant && variant->takes(problem) && !variant->unavailable(problem)) return *variant;
   }
   return kVariants[0];
 }
@@ -535,7 +576,7 @@ const ConvertVariant& best_cpu_convert_variant(DType dtype) {
 std::size_t convert_streaming_threshold_bytes() {
   std::size_t threshold = g_streaming_threshold.load(std::memory_order_relaxed);
   if (threshold == 0) {
-    const CpuInfo cpu = detect_cpu();
+    const CpuInfo& cpu = this_cpu();
     const std::size_t llc = cpu.l3_bytes ? cpu.l3_bytes : cpu.l2_bytes;
     threshold = llc ? llc : std::size_t{32} << 20;
     g_streaming_threshold.store(threshold, std::memory_order_relaxed);

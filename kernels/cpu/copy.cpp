@@ -3,6 +3,9 @@
 // Variants:
 //   memcpy      libc memcpy, one call on one thread: what a user writes; the baseline.
 //   memcpy_omp  libc memcpy on one chunk per OpenMP thread: the baseline, threaded.
+//   rep_movsb   `rep movsb` on one chunk per OpenMP thread: the string instruction that glibc's
+//               memcpy itself uses for large blocks on CPUs with ERMS (fast strings); the
+//               microcode picks its own access width and store protocol.
 //   simd        own kernel: one chunk per OpenMP thread, the widest vectors the CPU has
 //               (AVX-512, else AVX2, chosen at run time), and non-temporal (streaming) stores
 //               when source and destination together exceed the last-level cache, so that the destination
@@ -16,22 +19,43 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
-#include "flopscope/peaks.hpp"
+#include "flopscope/cpu_info.hpp"
+#include "flopscope/strided.hpp"
 #include "parallel.hpp"
 
 namespace flopscope::kernels {
 
-void copy_reference(void* dst, const void* src, std::size_t count, std::size_t element_size) {
-  auto* out = static_cast<unsigned char*>(dst);
-  const auto* in = static_cast<const unsigned char*>(src);
-  for (std::size_t i = 0; i < count; ++i)
-    for (std::size_t b = 0; b < element_size; ++b) out[i * element_size + b] = in[i * element_size + b];
+void copy_reference(const CopyProblem& problem) {
+  const TensorRef &dst = problem.dst, &src = problem.src;
+  if (!std::equal(dst.shape().begin(), dst.shape().end(), src.shape().begin(), src.shape().end()) ||
+      dst.element_size() != src.element_size())
+    throw std::invalid_argument("copy_reference: " + dst.str() + " <- " + src.str());
+  const std::int64_t size = static_cast<std::int64_t>(dst.element_size());
+  auto* out = static_cast<unsigned char*>(dst.data);
+  const auto* in = static_cast<const unsigned char*>(src.data);
+  const Shape shape(dst.shape().begin(), dst.shape().end());
+  StridedIterator it(shape, {Strides(dst.stride_list().begin(), dst.stride_list().end()),
+                             Strides(src.stride_list().begin(), src.stride_list().end())},
+                     {dst.offset, src.offset});
+  for (; !it.done(); it.next())
+    for (std::int64_t b = 0; b < size; ++b) out[it.offset(0) * size + b] = in[it.offset(1) * size + b];
+}
+
+std::optional<std::string> needs_contiguous(const CopyProblem& problem) {
+  const TensorRef &dst = problem.dst, &src = problem.src;
+  if (!dst.is_contiguous() || !src.is_contiguous())
+    return "needs contiguous operands (" + dst.str() + " <- " + src.str() + ")";
+  if (dst.numel() != src.numel() || dst.element_size() != src.element_size())
+    return "operands differ in size (" + dst.str() + " <- " + src.str() + ")";
+  return std::nullopt;
 }
 
 std::size_t cpu_streaming_threshold_bytes() {
   static const std::size_t threshold = [] {
-    CpuInfo cpu = detect_cpu();
+    const CpuInfo& cpu = this_cpu();
     std::size_t llc = cpu.l3_bytes ? cpu.l3_bytes : cpu.l2_bytes;
     return llc ? llc : std::size_t{32} << 20;
   }();
@@ -46,15 +70,28 @@ void for_each_thread_chunk(std::size_t bytes, ChunkFn&& chunk_fn) {
   parallel_chunks(bytes, 64, std::size_t{1} << 16, chunk_fn);
 }
 
-void copy_memcpy(void* dst, const void* src, std::size_t count, std::size_t element_size) {
-  if (count) std::memcpy(dst, src, count * element_size);
+std::size_t bytes_of(const CopyProblem& p) { return std::size_t(p.src.numel()) * p.src.element_size(); }
+
+void copy_memcpy(const CopyProblem& p, Stream) {
+  if (const std::size_t bytes = bytes_of(p)) std::memcpy(p.dst.element_data(), p.src.element_data(), bytes);
 }
 
-void copy_memcpy_omp(void* dst, const void* src, std::size_t count, std::size_t element_size) {
-  auto* out = static_cast<unsigned char*>(dst);
-  const auto* in = static_cast<const unsigned char*>(src);
-  for_each_thread_chunk(count * element_size,
-                        [&](std::size_t begin, std::size_t bytes) { std::memcpy(out + begin, in + begin, bytes); });
+void memcpy_threaded(unsigned char* out, const unsigned char* in, std::size_t bytes) {
+  for_each_thread_chunk(bytes, [&](std::size_t begin, std::size_t n) { std::memcpy(out + begin, in + begin, n); });
+}
+
+void copy_memcpy_omp(const CopyProblem& p, Stream) {
+  memcpy_threaded(p.dst.ptr<unsigned char>(), p.src.ptr<unsigned char>(), bytes_of(p));
+}
+
+void copy_rep_movsb(const CopyProblem& p, Stream) {
+  auto* out = p.dst.ptr<unsigned char>();
+  const auto* in = p.src.ptr<unsigned char>();
+  for_each_thread_chunk(bytes_of(p), [&](std::size_t begin, std::size_t n) {
+    unsigned char* d = out + begin;
+    const unsigned char* s = in + begin;
+    asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+  });
 }
 
 // Copies the bytes before `out` reaches `alignment`, returns how many.
@@ -122,18 +159,14 @@ __attribute__((target("avx2"))) void chunk_avx2(unsigned char* out, const unsign
   std::memcpy(out + i, in + i, bytes - i);
 }
 
-bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
-bool has_avx2() { return __builtin_cpu_supports("avx2"); }
-bool always() { return true; }
-
-void copy_simd(void* dst, const void* src, std::size_t count, std::size_t element_size) {
-  auto* out = static_cast<unsigned char*>(dst);
-  const auto* in = static_cast<const unsigned char*>(src);
-  const std::size_t bytes = count * element_size;
+void copy_simd(const CopyProblem& p, Stream) {
+  auto* out = p.dst.ptr<unsigned char>();
+  const auto* in = p.src.ptr<unsigned char>();
+  const std::size_t bytes = bytes_of(p);
   const bool streaming = 2 * bytes > cpu_streaming_threshold_bytes();  // src + dst do not fit
-  static const auto chunk = has_avx512() ? chunk_avx512 : has_avx2() ? chunk_avx2 : nullptr;
+  static const auto chunk = !cpu_lacks({"avx512f"}) ? chunk_avx512 : !cpu_lacks({"avx2"}) ? chunk_avx2 : nullptr;
   if (!chunk) {
-    copy_memcpy_omp(dst, src, count, element_size);
+    memcpy_threaded(out, in, bytes);
     return;
   }
   for_each_thread_chunk(bytes, [&](std::size_t begin, std::size_t chunk_bytes) {
@@ -141,11 +174,15 @@ void copy_simd(void* dst, const void* src, std::size_t count, std::size_t elemen
   });
 }
 
-constexpr std::array<CopyVariant, 3> kVariants = {{
-    {"memcpy", "libc memcpy, one call on one thread (baseline)", copy_memcpy, always},
-    {"memcpy_omp", "libc memcpy, one chunk per OpenMP thread", copy_memcpy_omp, always},
+constexpr std::array<CopyVariant, 4> kVariants = {{
+    {"memcpy", "libc memcpy, one call on one thread (baseline)", Device::Kind::cpu, needs_contiguous,
+     direct<CopyProblem, copy_memcpy>},
+    {"memcpy_omp", "libc memcpy, one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
+     direct<CopyProblem, copy_memcpy_omp>},
+    {"rep_movsb", "rep movsb (ERMS fast strings) on one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
+     direct<CopyProblem, copy_rep_movsb>},
     {"simd", "AVX-512/AVX2 loads and stores per OpenMP thread, streaming stores above the LLC size",
-     copy_simd, always},
+     Device::Kind::cpu, needs_contiguous, direct<CopyProblem, copy_simd>},
 }};
 
 }  // namespace

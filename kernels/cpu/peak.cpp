@@ -13,19 +13,19 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
+#include "flopscope/accounting.hpp"
+#include "flopscope/cpu_info.hpp"
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/kernels/peak.hpp"
+#include "flopscope/tensor.hpp"
 #include "parallel.hpp"
 
 namespace flopscope::kernels {
 
 namespace {
-
-bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
-bool has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-bool has_bf16() { return __builtin_cpu_supports("avx512bf16"); }
-bool has_fp16() { return __builtin_cpu_supports("avx512fp16"); }
 
 // The chains are written out so the compiler keeps each in its own register. Chain i starts at
 // start + i: identical chains would be merged into one by common-subexpression elimination.
@@ -140,43 +140,48 @@ __attribute__((target("avx512f,avx512fp16"))) double fma_fp16(std::uint64_t trip
 #undef FLOPSCOPE_16
 #undef FLOPSCOPE_12
 
-// References: the same recurrence one scalar step at a time (an FMA rounds once, so the vector
-// lanes must match bit for bit).
-double reference_f64(std::uint64_t trips, double start, double a, double b) {
-  double acc = start;
-  for (std::uint64_t t = 0; t < trips; ++t) acc = std::fma(acc, a, b);
-  return acc;
+using ChainKernel = double (*)(std::uint64_t trips, double start, double a, double b, double* out);
+
+// One call: the chains on every OpenMP thread, each writing lane 0 of its chain 0 to out[thread].
+template <ChainKernel Kernel>
+void run_chains(const FmaChainProblem& p, Stream) {
+  double* out = p.out.ptr<double>();
+  const int threads = static_cast<int>(p.out.numel());
+#pragma omp parallel num_threads(threads)
+  Kernel(p.trips, p.start, p.a, p.b, out + omp_get_thread_num());
 }
 
-double reference_f32(std::uint64_t trips, double start, double a, double b) {
-  float acc = float(start);
-  for (std::uint64_t t = 0; t < trips; ++t) acc = std::fma(acc, float(a), float(b));
-  return acc;
+template <const char*... Flags>
+std::optional<std::string> cpu_needs(const FmaChainProblem& p) {
+  if (p.out.dtype != DType::f64 || !p.out.is_contiguous() || p.out.numel() < 1)
+    return "needs a contiguous f64 output of one value per thread, not " + p.out.str();
+  return cpu_lacks({std::string_view(Flags)...});
 }
 
-// bf16 dot product: the inputs must be bf16-exact and the products and sums exact in f32
-// (bench_peak uses a = -1, b = 1 ... see its comment); then acc + a*b + a*b in f32.
-double reference_bf16(std::uint64_t trips, double start, double a, double b) {
-  float acc = float(start);
-  for (std::uint64_t t = 0; t < trips; ++t) acc = acc + float(a) * float(b) + float(a) * float(b);
-  return acc;
+template <ComputeMode Mode>
+bool computes(const FmaChainProblem& p) {
+  return p.mode == Mode;
 }
 
-double reference_f16(std::uint64_t trips, double start, double a, double b) {
-  _Float16 acc = static_cast<_Float16>(start);
-  const _Float16 ha = static_cast<_Float16>(a), hb = static_cast<_Float16>(b);
-  for (std::uint64_t t = 0; t < trips; ++t)
-    acc = static_cast<_Float16>(std::fma(float(acc), float(ha), float(hb)));  // f32 fma of halves is exact, one rounding
-  return double(acc);
-}
+constexpr char kAvx2[] = "avx2", kFma[] = "fma", kAvx512f[] = "avx512f", kAvx512Bf16[] = "avx512_bf16",
+               kAvx512Fp16[] = "avx512_fp16";
+using M = ComputeMode;
+constexpr auto cpu = Device::Kind::cpu;
 
-constexpr std::array<CpuPeakKernel, 6> kKernels = {{
-    {"fma_avx512", "f64", "vfmadd231pd zmm", kPeakChainsAvx512, has_avx512, fma512_f64, reference_f64},
-    {"fma_avx512", "f32", "vfmadd231ps zmm", kPeakChainsAvx512, has_avx512, fma512_f32, reference_f32},
-    {"fma_avx2", "f64", "vfmadd231pd ymm", kPeakChainsAvx2, has_avx2_fma, fma256_f64, reference_f64},
-    {"fma_avx2", "f32", "vfmadd231ps ymm", kPeakChainsAvx2, has_avx2_fma, fma256_f32, reference_f32},
-    {"dpbf16", "bf16", "vdpbf16ps zmm", kPeakChainsAvx512, has_bf16, dpbf16, reference_bf16},
-    {"fma_fp16", "f16", "vfmadd231ph zmm", kPeakChainsAvx512, has_fp16, fma_fp16, reference_f16},
+const std::array<FmaChainVariant, 6> kChains = {{
+    {"fma_avx512", "16 chains of vfmadd231pd on zmm", cpu, cpu_needs<kAvx512f>, direct<FmaChainProblem, run_chains<fma512_f64>>,
+     computes<M::f64>, {"vfmadd231pd zmm", M::f64, kPeakChainsAvx512, 8, 2}},
+    {"fma_avx512", "16 chains of vfmadd231ps on zmm", cpu, cpu_needs<kAvx512f>, direct<FmaChainProblem, run_chains<fma512_f32>>,
+     computes<M::f32>, {"vfmadd231ps zmm", M::f32, kPeakChainsAvx512, 16, 2}},
+    {"fma_avx2", "12 chains of vfmadd231pd on ymm", cpu, cpu_needs<kAvx2, kFma>, direct<FmaChainProblem, run_chains<fma256_f64>>,
+     computes<M::f64>, {"vfmadd231pd ymm", M::f64, kPeakChainsAvx2, 4, 2}},
+    {"fma_avx2", "12 chains of vfmadd231ps on ymm", cpu, cpu_needs<kAvx2, kFma>, direct<FmaChainProblem, run_chains<fma256_f32>>,
+     computes<M::f32>, {"vfmadd231ps ymm", M::f32, kPeakChainsAvx2, 8, 2}},
+    {"dpbf16", "16 chains of vdpbf16ps on zmm (two bf16 multiply-adds per f32 lane)", cpu,
+     cpu_needs<kAvx512f, kAvx512Bf16>, direct<FmaChainProblem, run_chains<dpbf16>>, computes<M::bf16>,
+     {"vdpbf16ps zmm", M::bf16, kPeakChainsAvx512, 16, 4}},
+    {"fma_fp16", "16 chains of vfmadd231ph on zmm", cpu, cpu_needs<kAvx512f, kAvx512Fp16>,
+     direct<FmaChainProblem, run_chains<fma_fp16>>, computes<M::f16>, {"vfmadd231ph zmm", M::f16, kPeakChainsAvx512, 32, 2}},
 }};
 
 __attribute__((target("avx512f"))) void triad_chunk_avx512(double* a, const double* b, const double* c, double s,
@@ -195,13 +200,14 @@ __attribute__((target("avx512f"))) void triad_chunk_avx512(double* a, const doub
   for (; i < n; ++i) a[i] = std::fma(s, c[i], b[i]);
 }
 
-}  // namespace
 
-std::span<const CpuPeakKernel> cpu_peak_kernels() { return kKernels; }
-
-void triad_f64(double* a, const double* b, const double* c, double scalar, std::size_t count) {
+void triad_cpu(const TriadProblem& p, Stream) {
+  double *a = p.a.ptr<double>();
+  const double *b = p.b.ptr<double>(), *c = p.c.ptr<double>();
+  const double scalar = p.scalar;
+  const auto count = static_cast<std::size_t>(p.a.numel());
   const bool streaming = 3 * count * sizeof(double) > cpu_streaming_threshold_bytes();
-  const bool avx512 = has_avx512();
+  const bool avx512 = !cpu_lacks({"avx512f"});
   parallel_chunks(count, 8, 0, [&](std::size_t begin, std::size_t n) {  // 8 doubles: a cache line
     if (avx512) {
       triad_chunk_avx512(a + begin, b + begin, c + begin, scalar, n, streaming);
@@ -209,6 +215,71 @@ void triad_f64(double* a, const double* b, const double* c, double scalar, std::
       for (std::size_t i = begin; i < begin + n; ++i) a[i] = std::fma(scalar, c[i], b[i]);
     }
   });
+}
+
+std::optional<std::string> triad_f64_only(const TriadProblem& p) {
+  for (const TensorRef* t : {&p.a, &p.b, &p.c})
+    if (t->dtype != DType::f64 || !t->is_contiguous() || t->numel() != p.a.numel())
+      return "needs contiguous f64 operands of one size, not " + t->str();
+  return std::nullopt;
+}
+
+const std::array<TriadVariant, 1> kTriad = {{
+    {"triad", "a = b + s*c on f64, AVX-512 FMA per OpenMP thread, streaming stores above the LLC", cpu, triad_f64_only,
+     direct<TriadProblem, triad_cpu>},
+}};
+
+}  // namespace
+
+std::span<const FmaChainVariant> cpu_fma_chain_variants() { return kChains; }
+std::span<const TriadVariant> cpu_triad_variants() { return kTriad; }
+
+std::int64_t fma_chain_flops(const FmaChainVariant& variant, const FmaChainProblem& problem) {
+  const FmaChainInfo& info = variant.info;
+  return flopscope::fma_chain_flops(problem.out.numel(), static_cast<std::int64_t>(problem.trips), info.chains,
+                                    info.lanes, info.flops_per_lane);
+}
+
+// The same recurrence one scalar step at a time (an FMA rounds once, so the vector lanes must
+// match bit for bit).
+double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, double a, double b) {
+  switch (mode) {
+    case ComputeMode::f64: {
+      double acc = start;
+      for (std::uint64_t t = 0; t < trips; ++t) acc = std::fma(acc, a, b);
+      return acc;
+    }
+    case ComputeMode::f32: {
+      float acc = float(start);
+      for (std::uint64_t t = 0; t < trips; ++t) acc = std::fma(acc, float(a), float(b));
+      return acc;
+    }
+    case ComputeMode::bf16: {
+      // bf16 dot product: the inputs must be bf16-exact and the products and sums exact in f32
+      // (bench_peak uses a = -1, b = 1); then acc + a*b + a*b in f32.
+      float acc = float(start);
+      for (std::uint64_t t = 0; t < trips; ++t) acc = acc + float(a) * float(b) + float(a) * float(b);
+      return acc;
+    }
+    case ComputeMode::f16: {
+      _Float16 acc = static_cast<_Float16>(start);
+      const _Float16 ha = static_cast<_Float16>(a), hb = static_cast<_Float16>(b);
+      for (std::uint64_t t = 0; t < trips; ++t)  // an f32 fma of halves is exact: one rounding, to f16
+        acc = static_cast<_Float16>(std::fma(float(acc), float(ha), float(hb)));
+      return double(acc);
+    }
+    default: throw std::invalid_argument("fma_chain_reference: no FMA chain computes " +
+                                         std::string(compute_mode_name(mode)));
+  }
+}
+
+void triad_reference(const TriadProblem& p) {
+  const auto count = p.a.numel();
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double b = load_element(p.b.ptr<unsigned char>() + i * std::int64_t(p.b.element_size()), p.b.dtype);
+    const double c = load_element(p.c.ptr<unsigned char>() + i * std::int64_t(p.c.element_size()), p.c.dtype);
+    store_element(p.a.ptr<unsigned char>() + i * std::int64_t(p.a.element_size()), p.a.dtype, std::fma(p.scalar, c, b));
+  }
 }
 
 }  // namespace flopscope::kernels

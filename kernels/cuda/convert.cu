@@ -22,13 +22,14 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "flopscope/kernels/convert.hpp"
 
-namespace flopscope::kernels::cuda {
+namespace flopscope::kernels {
 
 namespace {
 
@@ -86,32 +87,22 @@ __global__ void decode_kernel(const T* __restrict__ in, float* __restrict__ out,
 
 constexpr int kThreads = 256;
 
+// 8 blocks per SM of the current device (read at every launch: cheap, and right on a machine
+// whose GPUs differ), fewer for a small count.
 unsigned int grid_for(std::size_t count) {
-  static const int most = [] {
-    int device = 0, sms = 1;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    return sms * 8;
-  }();
+  int device = 0, sms = 1;
+  cudaGetDevice(&device);
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) sms = 1;
+  const int most = sms * 8;
   const std::size_t needed = (count + kThreads - 1) / kThreads;
   return static_cast<unsigned int>(needed < std::size_t(most) ? needed : std::size_t(most));
 }
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string("convert: ") + what + ": " + cudaGetErrorString(status));
-}
 
-void require_narrow(DType dtype) {
-  if (dtype != DType::f16 && dtype != DType::bf16 && dtype != DType::f8e4m3 && dtype != DType::f8e5m2)
-    throw std::invalid_argument("convert: " + std::string(dtype_name(dtype)) + " is not a narrow dtype");
-}
-
-}  // namespace
-
-void encode(const float* in, void* out, std::size_t count, DType to, bool saturate, void* stream) {
-  require_narrow(to);
+// Launch errors are not checked here: the caller (the bench harness, convert_host) checks the
+// stream after the work, so that an error left over from earlier work is never blamed on this call.
+void encode(const float* in, void* out, std::size_t count, DType to, bool saturate, cudaStream_t s) {
   if (count == 0) return;
-  auto s = static_cast<cudaStream_t>(stream);
   const unsigned int grid = grid_for(count);
   switch (to) {
     case DType::f16: encode_kernel<DType::f16><<<grid, kThreads, 0, s>>>(in, static_cast<std::uint16_t*>(out), count, saturate); break;
@@ -120,13 +111,10 @@ void encode(const float* in, void* out, std::size_t count, DType to, bool satura
     case DType::f8e5m2: encode_kernel<DType::f8e5m2><<<grid, kThreads, 0, s>>>(in, static_cast<std::uint8_t*>(out), count, saturate); break;
     default: break;
   }
-  check(cudaGetLastError(), "encode launch");
 }
 
-void decode(const void* in, float* out, std::size_t count, DType from, void* stream) {
-  require_narrow(from);
+void decode(const void* in, float* out, std::size_t count, DType from, cudaStream_t s) {
   if (count == 0) return;
-  auto s = static_cast<cudaStream_t>(stream);
   const unsigned int grid = grid_for(count);
   switch (from) {
     case DType::f16: decode_kernel<DType::f16><<<grid, kThreads, 0, s>>>(static_cast<const std::uint16_t*>(in), out, count); break;
@@ -135,49 +123,24 @@ void decode(const void* in, float* out, std::size_t count, DType from, void* str
     case DType::f8e5m2: decode_kernel<DType::f8e5m2><<<grid, kThreads, 0, s>>>(static_cast<const std::uint8_t*>(in), out, count); break;
     default: break;
   }
-  check(cudaGetLastError(), "decode launch");
 }
 
-void encode_host(const float* in, void* out, std::size_t count, DType to, bool saturate) {
-  require_narrow(to);
-  if (count == 0) return;
-  const std::size_t out_bytes = count * dtype_size(to);
-  float* device_in = nullptr;
-  void* device_out = nullptr;
-  check(cudaMalloc(&device_in, count * sizeof(float)), "cudaMalloc");
-  try {
-    check(cudaMalloc(&device_out, out_bytes), "cudaMalloc");
-    check(cudaMemcpy(device_in, in, count * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    encode(device_in, device_out, count, to, saturate, nullptr);
-    check(cudaMemcpy(out, device_out, out_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  } catch (...) {
-    cudaFree(device_in);
-    cudaFree(device_out);
-    throw;
-  }
-  cudaFree(device_in);
-  cudaFree(device_out);
+void convert_intrinsics(const ConvertProblem& p, Stream stream) {
+  const auto count = static_cast<std::size_t>(p.src.numel());
+  auto s = static_cast<cudaStream_t>(stream);
+  if (p.encodes())
+    encode(p.src.ptr<float>(), p.dst.element_data(), count, p.dst.dtype, p.saturate, s);
+  else
+    decode(p.src.element_data(), p.dst.ptr<float>(), count, p.src.dtype, s);
 }
 
-void decode_host(const void* in, float* out, std::size_t count, DType from) {
-  require_narrow(from);
-  if (count == 0) return;
-  const std::size_t in_bytes = count * dtype_size(from);
-  void* device_in = nullptr;
-  float* device_out = nullptr;
-  check(cudaMalloc(&device_in, in_bytes), "cudaMalloc");
-  try {
-    check(cudaMalloc(&device_out, count * sizeof(float)), "cudaMalloc");
-    check(cudaMemcpy(device_in, in, in_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-    decode(device_in, device_out, count, from, nullptr);
-    check(cudaMemcpy(out, device_out, count * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  } catch (...) {
-    cudaFree(device_in);
-    cudaFree(device_out);
-    throw;
-  }
-  cudaFree(device_in);
-  cudaFree(device_out);
-}
+const std::array<ConvertVariant, 1> kVariants = {{
+    {"intrinsics", "grid-stride kernels on the toolkit's conversion intrinsics, one element per thread per step",
+     Device::Kind::cuda, convert_problem_error, direct<ConvertProblem, convert_intrinsics>},
+}};
 
-}  // namespace flopscope::kernels::cuda
+}  // namespace
+
+std::span<const ConvertVariant> cuda_convert_variants() { return kVariants; }
+
+}  // namespace flopscope::kernels

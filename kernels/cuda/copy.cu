@@ -3,16 +3,29 @@
 // Variants:
 //   memcpy_async  cudaMemcpyAsync device to device: the vendor's copy; the baseline.
 //   vec16         own grid-stride kernel, 16-byte (uint4) loads and stores on the aligned body,
-//                 byte-wise head and tail; grid = 8 blocks of 256 threads per SM, so
-//                 every SM has enough loads in flight.
+//                 4 independent loads in flight per thread (Note [copy: bytes in flight]),
+//                 byte-wise head and tail; grid = up to 8 blocks of 256 threads per SM of the
+//                 operands' device.
+//
+// Note [copy: bytes in flight]: by Little's law a memory system delivers bandwidth x latency
+// bytes only when that many have been requested and not yet returned. During a copy an H200
+// reads at up to 2.4 TB/s (half of its 4.8 TB/s; the other half is the writes), and a load on a
+// busy memory system takes about 1 us to return: 2.4e12 B/s x 1e-6 s = 2.4 MB in flight, 18 KiB
+// per SM (132 SMs). A thread that waits for its one 16-byte load before it asks for the next has
+// 16 B in flight: 2048 threads per SM make 32 KiB only at full occupancy and only while every
+// warp waits, which address arithmetic, stores and loop overhead interrupt, so the copy is held
+// by latency, short of cudaMemcpyAsync. Four independent loads before the first store give each
+// thread 64 B in flight (128 KiB per SM at full occupancy, several times the estimate): the
+// copy is limited by DRAM, as cudaMemcpyAsync is.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
 #include "flopscope/kernels/copy.hpp"
 
-namespace flopscope::kernels::cuda {
+namespace flopscope::kernels {
 
 namespace {
 
@@ -23,37 +36,54 @@ __global__ void copy_bytes_kernel(unsigned char* __restrict__ out, const unsigne
     out[i] = in[i];
 }
 
+constexpr int kVectorsInFlight = 4;
+
+// Grid-stride over 16-byte vectors, kVectorsInFlight of them per thread per step: the loads of
+// one step (a stride apart, so each is coalesced across the warp) are all issued before the
+// first store. The remainder (fewer than kVectorsInFlight strides) one vector at a time.
 __global__ void copy_vec16_kernel(uint4* __restrict__ out, const uint4* __restrict__ in, std::size_t vectors) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < vectors;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    out[i] = in[i];
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  for (; i + (kVectorsInFlight - 1) * stride < vectors; i += kVectorsInFlight * stride) {
+    uint4 v[kVectorsInFlight];
+#pragma unroll
+    for (int u = 0; u < kVectorsInFlight; ++u) v[u] = in[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kVectorsInFlight; ++u) out[i + u * stride] = v[u];
+  }
+  for (; i < vectors; i += stride) out[i] = in[i];
 }
 
-int grid_size() {
-  static const int blocks = [] {
-    int device = 0, sms = 1;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    return sms * 8;
-  }();
-  return blocks;
+// Blocks for `work_items` threads' worth of work on `device`: up to 8 blocks of `threads` per SM
+// (2048 threads, the SM's limit), fewer for small copies. The SM count is the device's own, read
+// at every launch (a cheap attribute query): never one device's count for another.
+unsigned int grid_size(int device, std::size_t work_items, int threads) {
+  int sms = 1;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) sms = 1;
+  const std::size_t most = std::size_t(sms) * 8;
+  const std::size_t needed = (work_items + threads - 1) / threads;
+  return static_cast<unsigned int>(std::max<std::size_t>(1, std::min(most, needed)));
 }
 
-void copy_memcpy_async(void* dst, const void* src, std::size_t count, std::size_t element_size, void* stream) {
-  cudaMemcpyAsync(dst, src, count * element_size, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream));
+std::size_t bytes_of(const CopyProblem& p) { return std::size_t(p.src.numel()) * p.src.element_size(); }
+
+void copy_memcpy_async(const CopyProblem& p, Stream stream) {
+  cudaMemcpyAsync(p.dst.element_data(), p.src.element_data(), bytes_of(p), cudaMemcpyDeviceToDevice,
+                  static_cast<cudaStream_t>(stream));
 }
 
-void copy_vec16(void* dst, const void* src, std::size_t count, std::size_t element_size, void* stream) {
-  auto* out = static_cast<unsigned char*>(dst);
-  const auto* in = static_cast<const unsigned char*>(src);
-  const std::size_t bytes = count * element_size;
+void copy_vec16(const CopyProblem& p, Stream stream) {
+  auto* out = p.dst.ptr<unsigned char>();
+  const auto* in = p.src.ptr<unsigned char>();
+  const std::size_t bytes = bytes_of(p);
   if (bytes == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const auto out_address = reinterpret_cast<std::uintptr_t>(out);
   const auto in_address = reinterpret_cast<std::uintptr_t>(in);
+  const int device = p.dst.device.index;
   constexpr int threads = 256;
   if ((out_address & 15) != (in_address & 15)) {  // never both aligned: bytes only
-    copy_bytes_kernel<<<grid_size(), threads, 0, s>>>(out, in, bytes);
+    copy_bytes_kernel<<<grid_size(device, bytes, threads), threads, 0, s>>>(out, in, bytes);
     return;
   }
   std::size_t head = std::min(bytes, (16 - (out_address & 15)) & 15);
@@ -61,18 +91,21 @@ void copy_vec16(void* dst, const void* src, std::size_t count, std::size_t eleme
   std::size_t tail = bytes - head - vectors * 16;
   if (head) copy_bytes_kernel<<<1, threads, 0, s>>>(out, in, head);
   if (vectors)
-    copy_vec16_kernel<<<grid_size(), threads, 0, s>>>(reinterpret_cast<uint4*>(out + head),
-                                                      reinterpret_cast<const uint4*>(in + head), vectors);
+    copy_vec16_kernel<<<grid_size(device, (vectors + kVectorsInFlight - 1) / kVectorsInFlight, threads), threads, 0,
+                        s>>>(reinterpret_cast<uint4*>(out + head), reinterpret_cast<const uint4*>(in + head), vectors);
   if (tail) copy_bytes_kernel<<<1, threads, 0, s>>>(out + head + vectors * 16, in + head + vectors * 16, tail);
 }
 
-constexpr std::array<CudaCopyVariant, 2> kVariants = {{
-    {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", copy_memcpy_async},
-    {"vec16", "grid-stride kernel, 16-byte loads and stores", copy_vec16},
+constexpr std::array<CopyVariant, 2> kVariants = {{
+    {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", Device::Kind::cuda, needs_contiguous,
+     direct<CopyProblem, copy_memcpy_async>},
+    {"vec16", "grid-stride kernel, 16-byte loads and stores, 4 loads in flight per thread", Device::Kind::cuda,
+     needs_contiguous,
+     direct<CopyProblem, copy_vec16>},
 }};
 
 }  // namespace
 
-std::span<const CudaCopyVariant> copy_variants() { return kVariants; }
+std::span<const CopyVariant> cuda_copy_variants() { return kVariants; }
 
-}  // namespace flopscope::kernels::cuda
+}  // namespace flopscope::kernels

@@ -3,37 +3,39 @@
 //   fma_peak_f32 / f64  kCudaPeakChains independent FMA chains per thread, full grid: the
 //                       CUDA-core FMA rate.
 //   triad_f32           STREAM triad a = b + s*c, grid-stride, float4 accesses: bandwidth.
-//   gemm_* (cuBLASLt)   large GEMMs on the tensor cores: tf32 (f32 storage, TF32 math), f16,
-//                       bf16 and fp8 (e4m3/e5m2, sm_89+), f32 accumulate and output, "TN"
-//                       layout (A transposed), which fp8 requires and the others accept.
-#include <cublasLt.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
+// (The tensor-core ceilings are GEMMs of the matmul family's cublaslt variant: cuda/matmul.cu.)
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string>
 
 #include "flopscope/kernels/hash.hpp"
 #include "flopscope/kernels/peak.hpp"
 
-namespace flopscope::kernels::cuda {
+namespace flopscope::kernels {
 
 namespace {
 
+// Chain c starts at start + c (distinct chains: equal ones would be merged). The trip loop is
+// unrolled 32 times: 256 FFMA per 3 loop instructions (counter, compare, branch), 1.2% overhead;
+// unrolled 4 times (nvcc's choice) the overhead capped the rate at ~91% of peak. Each thread
+// writes its chain 0; the other chains are kept alive by adding them times 0 (not folded away
+// without fast math), so every thread's value is fma_chain_reference's.
 template <typename T>
-__global__ void fma_chains_kernel(T* out, int trips, T a, T b) {
+__global__ void fma_chains_kernel(double* out, std::uint64_t trips, T start, T a, T b) {
   T acc[kCudaPeakChains];
 #pragma unroll
-  for (int c = 0; c < kCudaPeakChains; ++c) acc[c] = T(threadIdx.x % 7 + c) * T(0.001);
-  for (int t = 0; t < trips; ++t) {
+  for (int c = 0; c < kCudaPeakChains; ++c) acc[c] = start + T(c);
+  std::uint64_t t = 0;
+#pragma unroll 32
+  for (; t < trips; ++t) {
 #pragma unroll
     for (int c = 0; c < kCudaPeakChains; ++c) acc[c] = fma(acc[c], a, b);
   }
-  T sum = 0;
+  T kept = acc[0];
 #pragma unroll
-  for (int c = 0; c < kCudaPeakChains; ++c) sum += acc[c];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+  for (int c = 1; c < kCudaPeakChains; ++c) kept += acc[c] * T(0);
+  out[blockIdx.x * std::size_t(blockDim.x) + threadIdx.x] = double(kept);
 }
 
 __global__ void triad_kernel(float4* a, const float4* b, const float4* c, float s, std::size_t vectors) {
@@ -51,31 +53,42 @@ __global__ void triad_tail_kernel(float* a, const float* b, const float* c, floa
 }
 
 template <typename T>
-__global__ void fill_small_kernel(T* data, std::size_t count, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    data[i] = T(small_integer(i, seed));
+void run_chains(const FmaChainProblem& p, Stream stream) {
+  const auto threads = static_cast<std::size_t>(p.out.numel());
+  const unsigned int blocks = static_cast<unsigned int>(threads / kCudaPeakThreadsPerBlock);
+  fma_chains_kernel<T><<<blocks, kCudaPeakThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      p.out.ptr<double>(), p.trips, T(p.start), T(p.a), T(p.b));
 }
 
-std::string status_string(cublasStatus_t status) {
-  return std::string(cublasLtGetStatusName(status)) + " (" + cublasLtGetStatusString(status) + ")";
+std::optional<std::string> whole_blocks(const FmaChainProblem& p) {
+  if (p.out.dtype != DType::f64 || !p.out.is_contiguous() || p.out.numel() < 1 ||
+      p.out.numel() % kCudaPeakThreadsPerBlock != 0)
+    return "needs a contiguous f64 output of one value per thread, whole blocks of " +
+           std::to_string(kCudaPeakThreadsPerBlock) + ", not " + p.out.str();
+  return std::nullopt;
 }
 
-}  // namespace
-
-double fma_peak_f32(float* out, int blocks, int threads, int trips, float a, float b, void* stream) {
-  fma_chains_kernel<float><<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(out, trips, a, b);
-  return 2.0 * kCudaPeakChains * double(trips) * blocks * threads;
+template <ComputeMode Mode>
+bool computes(const FmaChainProblem& p) {
+  return p.mode == Mode;
 }
 
-double fma_peak_f64(double* out, int blocks, int threads, int trips, double a, double b, void* stream) {
-  fma_chains_kernel<double><<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(out, trips, a, b);
-  return 2.0 * kCudaPeakChains * double(trips) * blocks * threads;
-}
+const std::array<FmaChainVariant, 2> kChains = {{
+    {"fma", "8 FFMA chains per thread on every CUDA core, trip loop unrolled 32 times", Device::Kind::cuda, whole_blocks,
+     direct<FmaChainProblem, run_chains<float>>, computes<ComputeMode::f32>,
+     {"FFMA", ComputeMode::f32, kCudaPeakChains, 1, 2}},
+    {"fma", "8 DFMA chains per thread on every FP64 unit, trip loop unrolled 32 times", Device::Kind::cuda,
+     whole_blocks, direct<FmaChainProblem, run_chains<double>>, computes<ComputeMode::f64>,
+     {"DFMA", ComputeMode::f64, kCudaPeakChains, 1, 2}},
+}};
 
-void triad_f32(float* a, const float* b, const float* c, float scalar, std::size_t count, void* stream) {
+void triad_cuda(const TriadProblem& p, Stream stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  std::size_t vectors = count / 4;  // cudaMalloc'd buffers are 256-byte aligned
+  float* a = p.a.ptr<float>();
+  const float *b = p.b.ptr<float>(), *c = p.c.ptr<float>();
+  const auto count = static_cast<std::size_t>(p.a.numel());
+  const auto scalar = static_cast<float>(p.scalar);
+  std::size_t vectors = count / 4;  // the harness's buffers are 256-byte aligned
   int device = 0, sms = 1;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -85,109 +98,23 @@ void triad_f32(float* a, const float* b, const float* c, float scalar, std::size
   if (count % 4) triad_tail_kernel<<<1, 4, 0, s>>>(a, b, c, scalar, vectors * 4, count);
 }
 
-void fill_small_integers(void* data, std::string_view dtype, std::size_t count, std::uint64_t seed) {
-  if (dtype == "tf32" || dtype == "f32")
-    fill_small_kernel<float><<<1024, 256>>>(static_cast<float*>(data), count, seed);
-  else if (dtype == "f16")
-    fill_small_kernel<__half><<<1024, 256>>>(static_cast<__half*>(data), count, seed);
-  else if (dtype == "bf16")
-    fill_small_kernel<__nv_bfloat16><<<1024, 256>>>(static_cast<__nv_bfloat16*>(data), count, seed);
-  else if (dtype == "f8e4m3")
-    fill_small_kernel<__nv_fp8_e4m3><<<1024, 256>>>(static_cast<__nv_fp8_e4m3*>(data), count, seed);
-  else if (dtype == "f8e5m2")
-    fill_small_kernel<__nv_fp8_e5m2><<<1024, 256>>>(static_cast<__nv_fp8_e5m2*>(data), count, seed);
+std::optional<std::string> triad_f32_aligned(const TriadProblem& p) {
+  for (const TensorRef* t : {&p.a, &p.b, &p.c})
+    if (t->dtype != DType::f32 || !t->is_contiguous() || t->numel() != p.a.numel() ||
+        reinterpret_cast<std::uintptr_t>(t->element_data()) % 16 != 0)
+      return "needs contiguous, 16-byte aligned f32 operands of one size, not " + t->str();
+  return std::nullopt;
 }
 
-struct GemmPlan {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t preference = nullptr;
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  void* workspace = nullptr;
-  std::size_t workspace_bytes = std::size_t{64} << 20;
-};
+const std::array<TriadVariant, 1> kTriad = {{
+    {"triad", "a = b + s*c on f32, grid-stride, float4 accesses", Device::Kind::cuda, triad_f32_aligned,
+     direct<TriadProblem, triad_cuda>},
+}};
 
-void gemm_plan_destroy(GemmPlan* plan) {
-  if (!plan) return;
-  if (plan->preference) cublasLtMatmulPreferenceDestroy(plan->preference);
-  if (plan->a) cublasLtMatrixLayoutDestroy(plan->a);
-  if (plan->b) cublasLtMatrixLayoutDestroy(plan->b);
-  if (plan->d) cublasLtMatrixLayoutDestroy(plan->d);
-  if (plan->op) cublasLtMatmulDescDestroy(plan->op);
-  if (plan->handle) cublasLtDestroy(plan->handle);
-  cudaFree(plan->workspace);
-  delete plan;
-}
+}  // namespace
 
-GemmPlan* gemm_plan_create(std::string_view dtype, int m, int n, int k, std::string* error) {
-  cudaDataType_t input;
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  if (dtype == "tf32") {
-    input = CUDA_R_32F;
-    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-  } else if (dtype == "f16") {
-    input = CUDA_R_16F;
-  } else if (dtype == "bf16") {
-    input = CUDA_R_16BF;
-  } else if (dtype == "f8e4m3") {
-    input = CUDA_R_8F_E4M3;
-  } else if (dtype == "f8e5m2") {
-    input = CUDA_R_8F_E5M2;
-  } else {
-    *error = "no GEMM for dtype " + std::string(dtype);
-    return nullptr;
-  }
-  auto* plan = new GemmPlan;
-  auto check = [&](cublasStatus_t status, const char* what) {
-    if (status == CUBLAS_STATUS_SUCCESS) return true;
-    *error = std::string(what) + ": " + status_string(status);
-    return false;
-  };
-  const cublasOperation_t transpose = CUBLAS_OP_T, no_transpose = CUBLAS_OP_N;
-  bool ok = check(cublasLtCreate(&plan->handle), "cublasLtCreate") &&
-            check(cublasLtMatmulDescCreate(&plan->op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate") &&
-            check(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose),
-                  "TRANSA") &&
-            check(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &no_transpose,
-                                                 sizeof no_transpose),
-                  "TRANSB") &&
-            // A is stored k x m (column-major, transposed in the op), B k x n, D m x n.
-            check(cublasLtMatrixLayoutCreate(&plan->a, input, k, m, k), "layout A") &&
-            check(cublasLtMatrixLayoutCreate(&plan->b, input, k, n, k), "layout B") &&
-            check(cublasLtMatrixLayoutCreate(&plan->d, CUDA_R_32F, m, n, m), "layout D") &&
-            check(cublasLtMatmulPreferenceCreate(&plan->preference), "preference") &&
-            check(cublasLtMatmulPreferenceSetAttribute(plan->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                       &plan->workspace_bytes, sizeof plan->workspace_bytes),
-                  "workspace preference");
-  if (ok && cudaMalloc(&plan->workspace, plan->workspace_bytes) != cudaSuccess) {
-    cudaGetLastError();
-    *error = "cudaMalloc of the cuBLASLt workspace failed";
-    ok = false;
-  }
-  if (ok) {
-    int found = 0;
-    ok = check(cublasLtMatmulAlgoGetHeuristic(plan->handle, plan->op, plan->a, plan->b, plan->d, plan->d,
-                                              plan->preference, 1, &plan->heuristic, &found),
-               "cublasLtMatmulAlgoGetHeuristic");
-    if (ok && found == 0) {
-      *error = "cuBLASLt has no algorithm for " + std::string(dtype) + " on this GPU";
-      ok = false;
-    }
-  }
-  if (!ok) {
-    gemm_plan_destroy(plan);
-    return nullptr;
-  }
-  return plan;
-}
+std::span<const FmaChainVariant> cuda_fma_chain_variants() { return kChains; }
+std::span<const TriadVariant> cuda_triad_variants() { return kTriad; }
 
-std::string gemm_run(GemmPlan* plan, const void* a, const void* b, float* d, void* stream) {
-  const float alpha = 1.0f, beta = 0.0f;
-  cublasStatus_t status =
-      cublasLtMatmul(plan->handle, plan->op, &alpha, a, plan->a, b, plan->b, &beta, d, plan->d, d, plan->d,
-                     &plan->heuristic.algo, plan->workspace, plan->workspace_bytes, static_cast<cudaStream_t>(stream));
-  return status == CUBLAS_STATUS_SUCCESS ? std::string() : "cublasLtMatmul: " + status_string(status);
-}
 
-}  // namespace flopscope::kernels::cuda
+}  // namespace flopscope::kernels

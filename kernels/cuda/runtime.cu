@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
@@ -61,6 +62,46 @@ DeviceProperties device_properties(int ordinal) {
   out.cuda_runtime_version = version_string(runtime);
   out.driver_version = version_string(driver);
   return out;
+}
+
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();
+  throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+}  // namespace
+
+DeviceMemory::DeviceMemory(std::size_t size, int device) : bytes(size), ordinal(device) {
+  check(cudaSetDevice(ordinal), "cudaSetDevice");
+  check(cudaMalloc(&data, size ? size : 1), "cudaMalloc");
+}
+
+// Freed on its own device, whichever is current (then the caller's is current again).
+DeviceMemory::~DeviceMemory() {
+  if (!data) return;
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) current = -1;
+  if (current != ordinal) cudaSetDevice(ordinal);
+  cudaFree(data);
+  if (current >= 0 && current != ordinal) cudaSetDevice(current);
+  cudaGetLastError();
+}
+
+void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes) {
+  check(cudaMemcpy(device_destination, host_source, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+}
+
+void copy_to_host(void* host_destination, const void* device_source, std::size_t bytes) {
+  check(cudaMemcpy(host_destination, device_source, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+}
+
+void synchronize(int ordinal) {
+  check(cudaSetDevice(ordinal), "cudaSetDevice");
+  check(cudaGetLastError(), "CUDA error");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 }  // namespace flopscope::kernels::cuda

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "flopscope/flop_counter.hpp"
+
 namespace flopscope {
 
 Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
@@ -54,6 +56,11 @@ Tensor binary(const char* name, const Tensor& a, const Tensor& b, Op op) {
                      " cannot be broadcast together");
   }
   const DType dtype = promote_types(a.dtype(), b.dtype());
+  if (counting()) {
+    const Cost cost = elementwise_binary_cost(a.shape(), b.shape(), dtype);
+    report({.op = name, .module = {}, .pass = current_pass(), .shapes = {a.shape(), b.shape()}, .dtype = dtype,
+            .pytorch_flops = 0, .flops = cost.flops, .bytes = cost.bytes, .matmuls = {}});
+  }
   const Tensor operands[] = {empty(shape, {dtype, Device::cpu()}), on_host(a).expand(shape), on_host(b).expand(shape)};
   auto* out = static_cast<std::byte*>(operands[0].storage()->data());
   const auto* in_a = static_cast<const std::byte*>(operands[1].storage()->data());
@@ -109,6 +116,14 @@ Shape matmul_shape(std::span<const std::int64_t> a, std::span<const std::int64_t
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const MatmulGeometry g = matmul_geometry(a.shape(), b.shape());
   const DType dtype = promote_types(a.dtype(), b.dtype());
+  if (counting()) {
+    const Cost cost = matmul_cost(a.shape(), b.shape(), a.dtype(), b.dtype(), dtype);
+    const MatmulShape product{.name = "matmul", .role = MatmulRole::forward, .layout = MatmulLayout::NN,
+                              .batch = checked_numel(g.batch, "matmul batch"), .m = g.m, .n = g.n, .k = g.k};
+    report({.op = "matmul", .module = {}, .pass = current_pass(), .shapes = {a.shape(), b.shape()}, .dtype = dtype,
+            .pytorch_flops = pytorch_matmul_flops(a.shape(), b.shape()), .flops = cost.flops, .bytes = cost.bytes,
+            .matmuls = {product}});
+  }
   // As matrices with broadcast batch dimensions: [batch..., m, k] and [batch..., k, n].
   Tensor left = on_host(a), right = on_host(b);
   if (left.dim() == 1) left = left.unsqueeze(0);

@@ -139,15 +139,25 @@ std::optional<std::string> compare_close(const TensorRef& out, const TensorRef& 
   return summary(mismatches, out.numel(), shown + bound);
 }
 
-ErrorStats error_stats(const TensorRef& out, const TensorRef& expected) {
+ErrorStats error_stats(const TensorRef& out, const TensorRef& expected, const TensorRef* scale) {
   check_same_shape(out, expected, "error_stats");
+  if (scale) check_same_shape(out, *scale, "error_stats (scale)");
+  const Shape shape(out.shape().begin(), out.shape().end());
+  std::vector<Strides> strides = {Strides(out.stride_list().begin(), out.stride_list().end()),
+                                  Strides(expected.stride_list().begin(), expected.stride_list().end())};
+  std::vector<std::int64_t> offsets = {out.offset, expected.offset};
+  if (scale) {
+    strides.emplace_back(scale->stride_list().begin(), scale->stride_list().end());
+    offsets.push_back(scale->offset);
+  }
   ErrorStats stats;
   double sum_rel = 0;
-  for (StridedIterator it = walk(out, expected); !it.done(); it.next()) {
+  for (StridedIterator it(shape, strides, offsets); !it.done(); it.next()) {
     const double a = load_element(element(out, it.offset(0)), out.dtype);
     const double b = load_element(element(expected, it.offset(1)), expected.dtype);
-    if (!std::isfinite(a) || !std::isfinite(b) || b == 0) continue;
-    const double abs_error = std::fabs(a - b), rel_error = abs_error / std::fabs(b);
+    const double basis = scale ? std::fabs(load_element(element(*scale, it.offset(2)), scale->dtype)) : std::fabs(b);
+    if (!std::isfinite(a) || !std::isfinite(b) || basis == 0) continue;
+    const double abs_error = std::fabs(a - b), rel_error = abs_error / basis;
     stats.max_abs = std::max(stats.max_abs, abs_error);
     stats.max_rel = std::max(stats.max_rel, rel_error);
     sum_rel += rel_error;

@@ -12,6 +12,7 @@
 
 #include "flopscope/broadcast.hpp"
 #include "flopscope/checked.hpp"
+#include "flopscope/flop_counter.hpp"
 
 namespace flopscope {
 
@@ -343,6 +344,13 @@ Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, co
     parser.fail(0, std::string(reduction == Reduction::max ? "max" : "min") + " of an empty set of elements (shape " +
                        shape_str(x.shape()) + ")");
   const Tensor permuted = decomposed.view.permute(permutation);
+  if (counting()) {  // no matmul: PyTorch's counter counts nothing
+    const std::int64_t results = shape_numel(kept_shape);
+    const Cost cost = reduction == Reduction::mean ? mean_cost(x.numel(), results, x.dtype())
+                                                   : reduction_cost(x.numel(), results, x.dtype());
+    report({.op = "reduce", .module = {}, .pass = current_pass(), .shapes = {x.shape()}, .dtype = x.dtype(),
+            .pytorch_flops = 0, .flops = cost.flops, .bytes = cost.bytes, .matmuls = {}});
+  }
   std::vector<double> values(static_cast<std::size_t>(shape_numel(kept_shape)));
   const auto* base = static_cast<const std::byte*>(permuted.storage()->data());
   const auto size = static_cast<std::int64_t>(permuted.element_size());
@@ -800,6 +808,24 @@ void search_optimal(const Planner& planner, const PlanState& state, std::optiona
 
 }  // namespace
 
+namespace {
+
+// What torch.einsum reports to its flop counter: the plan's bmm steps (Note [einsum FLOPs]); the
+// full count adds its sum and mul steps.
+void report_einsum(const EinsumPlan& plan, std::span<const Shape> shapes, DType dtype) {
+  std::vector<MatmulShape> matmuls;
+  for (const auto& step : plan.steps)
+    if (step.kind == "bmm")
+      matmuls.push_back({.name = "einsum", .role = MatmulRole::forward, .layout = MatmulLayout::NN,
+                         .batch = step.batch, .m = step.m, .n = step.n, .k = step.k});
+  report({.op = "einsum", .module = {}, .pass = current_pass(), .shapes = {shapes.begin(), shapes.end()},
+          .dtype = dtype, .pytorch_flops = plan.flops,
+          .flops = checked_add(plan.flops, plan.elementwise_flops, "einsum FLOPs"),
+          .bytes = read_once_bytes(shapes, plan.output_shape, dtype), .matmuls = std::move(matmuls)});
+}
+
+}  // namespace
+
 EinsumPlan einsum_plan(std::string_view pattern, std::span<const Shape> shapes, EinsumOrder order, EinsumForm form) {
   const ResolvedEinsum r = resolve(pattern, shapes, form);
   // Operands and an output that could not exist (more than 2^63 elements) have no plan.
@@ -845,6 +871,8 @@ Tensor einsum(std::string_view pattern, std::span<const Tensor> operands, Einsum
     if (t.dtype() != operands[0].dtype())
       throw PatternError("einsum", pattern, 0, "operands have different dtypes (" + std::string(dtype_name(operands[0].dtype())) +
                                                    " and " + std::string(dtype_name(t.dtype())) + "): convert first");
+  if (counting()) report_einsum(einsum_plan(pattern, shapes, EinsumOrder::left_to_right, form), shapes,
+                                operands.empty() ? DType::f32 : operands[0].dtype());
   // One walk over the space of every axis: output axes first, then the contracted ones.
   std::vector<int> order = r.output_axes;
   for (std::size_t axis = 0; axis < r.names.size(); ++axis)

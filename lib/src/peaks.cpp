@@ -57,8 +57,13 @@ constexpr std::array<GpuComputeRow, 7> kH100PcieRows = {{
     {"f8", 8192, 1.62, 1513},
 }};
 
+// Note [GPU names match exactly]: a row is found by the device's whole name (cudaDeviceProp::name
+// less its "NVIDIA " prefix), never a part of it: "H200" is the SXM part alone, while "H200 NVL"
+// (600 W PCIe card, lower clocks) and "GH200 480GB" (the Grace Hopper superchip's GPU, other
+// memory) are other devices with other figures. A device without a row of its own gets no
+// theoretical peak (its results show measured ceilings only) rather than another device's. The
+// H200 NVL and GH200 have no rows yet: their SM counts and clocks are not checked against a datasheet.
 constexpr std::array<GpuSpec, 6> kGpuSpecs = {{
-    // Longer, more specific matches first: find_gpu_spec takes the first that matches.
     {"A100 SXM4 40GB", "A100-SXM4-40GB", 108, 1555,
      "NVIDIA A100 datasheet (2021); A100 whitepaper table 1", kA100Rows},
     {"A100 SXM4 80GB", "A100-SXM4-80GB", 108, 2039,
@@ -84,8 +89,12 @@ std::string format_number(const char* format, double value) {
 std::span<const GpuSpec> gpu_spec_table() { return kGpuSpecs; }
 
 const GpuSpec* find_gpu_spec(std::string_view cuda_device_name) {
+  std::string_view name = cuda_device_name;
+  while (name.ends_with(' ')) name.remove_suffix(1);
+  constexpr std::string_view vendor = "NVIDIA ";
+  if (name.starts_with(vendor)) name.remove_prefix(vendor.size());
   for (const auto& spec : kGpuSpecs)
-    if (cuda_device_name.find(spec.match) != std::string_view::npos) return &spec;
+    if (name == spec.match) return &spec;
   return nullptr;
 }
 

@@ -104,10 +104,11 @@ std::string format_bytes_decimal(double bytes) {
   return format_scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB", "PB"});
 }
 
-std::string format_thousands(std::int64_t value) {
-  // The magnitude as unsigned: -value overflows for the most negative int64.
-  const std::uint64_t magnitude = value < 0 ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
-  std::string digits = std::to_string(magnitude);
+std::string format_thousands(std::int64_t value) { return format_thousands128(value); }
+
+std::string format_thousands128(Count128 value) {
+  std::string digits = count_str(value);
+  if (value < 0) digits.erase(0, 1);
   std::string out;
   const std::size_t lead = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
   out += digits.substr(0, lead);

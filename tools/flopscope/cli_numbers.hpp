@@ -12,6 +12,7 @@
 #include "flopscope/dtype.hpp"
 #include "flopscope/numerics.hpp"
 #include "flopscope/shape.hpp"
+#include "flopscope/sizes.hpp"
 
 namespace flopscope::cli {
 
@@ -55,6 +56,13 @@ class OptionReader {
 
 // A shape as --shapes takes it: parse_shape's "2x3x4", or "scalar" / "()" for a 0-d operand.
 std::optional<Shape> parse_shape_argument(std::string_view text);
+
+// A count as parse_count reads it ("8", "1Ki", "2^10"), positive; UsageError naming the option.
+inline std::int64_t positive_count(const std::string& option, const std::string& text) {
+  auto value = parse_count(text);
+  if (!value || *value <= 0) throw UsageError{option + ": expected a positive count (got '" + text + "')"};
+  return *value;
+}
 
 inline DType dtype_option(const std::string& text) {
   auto dtype = parse_dtype(text);

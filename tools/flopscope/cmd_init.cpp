@@ -21,12 +21,6 @@ namespace flopscope::cli {
 
 namespace {
 
-std::int64_t positive_count(const std::string& option, const std::string& text) {
-  auto value = parse_count(text);
-  if (!value || *value <= 0) throw UsageError{option + ": expected a positive count (got '" + text + "')"};
-  return *value;
-}
-
 struct Row {
   std::string name;
   std::string expected_text;

@@ -20,5 +20,6 @@ int cmd_convert(const Args& args);
 int cmd_memory(const Args& args);
 int cmd_einsum(const Args& args);
 int cmd_init(const Args& args);
+int cmd_account(const Args& args);
 
 }  // namespace flopscope::cli

@@ -35,6 +35,9 @@ constexpr std::array kCommands = {
             flopscope::cli::cmd_einsum},
     Command{"init", "std of x @ w for randn, Xavier and trunc_normal weights (--input-dim 16384 --output-dim 32)",
             flopscope::cli::cmd_init},
+    Command{"account", "parameters, FLOPs (PyTorch's and full), activations of a transformer (--model gpt2-small); "
+                       "train, --predict RUN_DIR",
+            flopscope::cli::cmd_account},
 };
 
 void print_help() {

@@ -53,13 +53,15 @@ std::optional<std::string> compare_exact(const void* out, const void* expected, 
 std::optional<std::string> compare_close(const TensorRef& out, const TensorRef& expected, Tolerance tolerance,
                                          const TensorRef* scale = nullptr);
 
-// Errors of `out` against `expected` over the finite elements where expected != 0.
+// Errors of `out` against `expected` over the finite elements whose basis is not 0: the basis is
+// |expected|, or the matching element of `scale` where given (for a sum of products, Σ|a·b|: a
+// cancelling sum's tiny result then does not turn a small absolute error into a huge relative one).
 struct ErrorStats {
   double max_abs = 0;   // max |out - expected|
-  double max_rel = 0;   // max |out - expected| / |expected|
+  double max_rel = 0;   // max |out - expected| / basis
   double mean_rel = 0;  // mean of the same
   std::int64_t count = 0;  // elements compared
 };
-ErrorStats error_stats(const TensorRef& out, const TensorRef& expected);
+ErrorStats error_stats(const TensorRef& out, const TensorRef& expected, const TensorRef* scale = nullptr);
 
 }  // namespace flopscope

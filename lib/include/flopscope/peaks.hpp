@@ -44,7 +44,7 @@ struct GpuComputeRow {
 
 struct GpuSpec {
   std::string_view name;          // "H100 SXM"
-  std::string_view match;         // substring of cudaDeviceProp::name that identifies it
+  std::string_view match;         // cudaDeviceProp::name less "NVIDIA ", whole: "H100 80GB HBM3"
   int sms;
   double memory_gbytes_per_second;  // datasheet, 1 GB = 1e9 bytes
   std::string_view source;        // datasheet / whitepaper the numbers come from
@@ -52,7 +52,9 @@ struct GpuSpec {
 };
 
 std::span<const GpuSpec> gpu_spec_table();
-// The row whose `match` occurs in the CUDA device name ("NVIDIA H100 80GB HBM3"), if any.
+// The row whose `match` is the whole CUDA device name less a leading "NVIDIA " ("NVIDIA H100
+// 80GB HBM3" is "H100 80GB HBM3"), if any: "NVIDIA H200 NVL" is not "H200" (Note [GPU names
+// match exactly] in peaks.cpp).
 const GpuSpec* find_gpu_spec(std::string_view cuda_device_name);
 DevicePeaks gpu_peaks(const GpuSpec& spec);
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "flopscope/checked.hpp"  // Count128
+
 namespace flopscope {
 
 // "4096", "2^28", "256Mi" (binary: Ki, Mi, Gi, Ti), "64K" / "1M" / "2G" (decimal), "1e6".
@@ -21,5 +23,8 @@ std::string format_bytes_binary(double bytes);
 std::string format_bytes_decimal(double bytes);
 // 2415919104 -> "2,415,919,104"
 std::string format_thousands(std::int64_t value);
+// The same for 128-bit counts (a training run's FLOPs): 6300000000000000000000000 ->
+// "6,300,000,000,000,000,000,000,000".
+std::string format_thousands128(Count128 value);
 
 }  // namespace flopscope

@@ -30,4 +30,22 @@ struct DeviceProperties {
 
 DeviceProperties device_properties(int ordinal);
 
+// Plain device memory and copies for tools and tests (the bench harness owns its own buffers).
+// Each throws std::runtime_error with the runtime's message (or "built without CUDA").
+// DeviceMemory allocates on device `ordinal` and leaves it current (kernels launched next run
+// there); it is freed on that device whichever is current then.
+struct DeviceMemory {
+  explicit DeviceMemory(std::size_t bytes, int ordinal = 0);
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  int ordinal = 0;
+};
+void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes);
+void copy_to_host(void* host_destination, const void* device_source, std::size_t bytes);
+// Waits for the device's queued work; throws the pending error, if any.
+void synchronize(int ordinal = 0);
+
 }  // namespace flopscope::kernels::cuda

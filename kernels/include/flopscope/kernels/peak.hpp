@@ -1,62 +1,73 @@
-// Kernels that measure ceilings: arithmetic peaks (independent FMA chains at the widest vectors)
-// and memory bandwidth (STREAM triad). bench_peak times them; tests check their results.
+// Kernels that measure ceilings (bench_peak): arithmetic peaks by independent FMA chains at the
+// widest vectors, and memory bandwidth by the STREAM triad. Tests check their results.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+
+#include "flopscope/compute_mode.hpp"
+#include "flopscope/kernels/variant.hpp"
+#include "flopscope/tensor_ref.hpp"
 
 namespace flopscope::kernels {
 
-// Runs `trips` iterations of `chains` independent chains acc = fma(acc, a, b) per lane on the
-// calling thread and writes lane 0 of chain 0 to *out. Returns FLOPs done. Enough chains to
-// cover FMA latency x units (4 x 2: 8 in flight), and no more than the registers hold: 16 with
-// AVX-512's 32 registers, 12 with AVX2's 16 (a chain spilled to the stack adds a store and a
-// load to its latency and halved the AVX2 kernels' rate on a Zen 4).
-inline constexpr int kPeakChainsAvx512 = 16;
-inline constexpr int kPeakChainsAvx2 = 12;
+// ---- FMA chains ----
 
-struct CpuPeakKernel {
-  std::string_view name;     // "fma_avx512"
-  std::string_view compute;  // "f32", "f64", "bf16", "f16"
-  std::string_view instruction;
-  int chains;  // independent accumulators
-  bool (*available)();
-  // acc starts at `start`; returns FLOPs; *out = final lane-0 value (as double)
-  double (*run)(std::uint64_t trips, double start, double a, double b, double* out);
-  // What run() leaves in *out, computed one scalar step at a time (the reference).
-  double (*reference)(std::uint64_t trips, double start, double a, double b);
+// `trips` iterations of independent chains acc = fma(acc, a, b) in every lane, on each of
+// out.numel() threads (CPU: OpenMP threads; CUDA: the grid's threads, 256 a block), chain i of a
+// thread starting from its own value. out (f64, contiguous) receives one value per thread: lane 0
+// of chain 0 on the CPU, the sum of the thread's chains on CUDA; the tests and the bench check it
+// against fma_chain_reference.
+struct FmaChainProblem {
+  TensorRef out;
+  ComputeMode mode = ComputeMode::f32;
+  std::uint64_t trips = 0;
+  double start = 0, a = 0, b = 0;
 };
 
-std::span<const CpuPeakKernel> cpu_peak_kernels();
+struct FmaChainInfo {
+  std::string_view instruction;  // "vfmadd231ps zmm"
+  ComputeMode mode;              // the one mode the kernel computes
+  int chains;                    // independent accumulators per thread
+  int lanes;                     // vector lanes per chain
+  int flops_per_lane;            // per step: 2 (FMA), 4 (vdpbf16ps: two multiply-adds)
+};
+using FmaChainVariant = Variant<FmaChainProblem, FmaChainInfo>;
 
-// STREAM triad: a[i] = b[i] + scalar * c[i], threaded, streaming stores above the LLC size.
-void triad_f64(double* a, const double* b, const double* c, double scalar, std::size_t count);
+// Enough chains to cover FMA latency x units (4 x 2: 8 in flight), and no more than the registers
+// hold: 16 with AVX-512's 32 registers, 12 with AVX2's 16 (a chain spilled to the stack adds a
+// store and a load to its latency and halved the AVX2 kernels' rate on a Zen 4).
+inline constexpr int kPeakChainsAvx512 = 16;
+inline constexpr int kPeakChainsAvx2 = 12;
+inline constexpr int kCudaPeakChains = 8;
+inline constexpr int kCudaPeakThreadsPerBlock = 256;
+
+std::span<const FmaChainVariant> cpu_fma_chain_variants();
+std::span<const FmaChainVariant> cuda_fma_chain_variants();
+
+// FLOPs of one call of `variant` on `problem`: threads x trips x chains x lanes x FLOPs per lane.
+std::int64_t fma_chain_flops(const FmaChainVariant& variant, const FmaChainProblem& problem);
+
+// What one chain of `mode` holds after `trips` steps from `start`, one scalar step at a time (an
+// FMA rounds once, so every lane must match it bit for bit): f64/f32 acc = fma(acc, a, b);
+// bf16 acc + a*b + a*b in f32 (vdpbf16ps; a, b bf16-exact); f16 fma rounded to f16.
+double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, double a, double b);
+
+// ---- STREAM triad ----
+
+// a = b + scalar * c, all of one dtype (f64 on the CPU, f32 on CUDA), contiguous.
+struct TriadProblem {
+  TensorRef a, b, c;
+  double scalar = 3.0;
+};
+using TriadVariant = Variant<TriadProblem>;
+
+std::span<const TriadVariant> cpu_triad_variants();
+std::span<const TriadVariant> cuda_triad_variants();
+// Host operands, element by element: the reference.
+void triad_reference(const TriadProblem& problem);
 
 }  // namespace flopscope::kernels
-
-#ifdef FLOPSCOPE_HAVE_CUDA
-namespace flopscope::kernels::cuda {
-
-// Independent FMA chains on every thread of a full grid; writes each thread's lane value to
-// `out` (device memory, one value per thread: blocks x threads). Returns FLOPs enqueued.
-double fma_peak_f32(float* out, int blocks, int threads, int trips, float a, float b, void* stream);
-double fma_peak_f64(double* out, int blocks, int threads, int trips, double a, double b, void* stream);
-inline constexpr int kCudaPeakChains = 8;
-void triad_f32(float* a, const float* b, const float* c, float scalar, std::size_t count, void* stream);
-
-// Tensor-core GEMM through cuBLAS / cuBLASLt: D (m x n, f32, column-major) = A^T (k x m) B (k x n),
-// inputs of `dtype` ("tf32" = f32 storage with TF32 math, "f16", "bf16", "f8e4m3", "f8e5m2").
-// Returns an empty string on success, else the cuBLAS error. Handles are created once per call
-// site via GemmPlan.
-struct GemmPlan;
-GemmPlan* gemm_plan_create(std::string_view dtype, int m, int n, int k, std::string* error);
-std::string gemm_run(GemmPlan* plan, const void* a, const void* b, float* d, void* stream);
-void gemm_plan_destroy(GemmPlan* plan);
-// Fills a device buffer of `count` elements of `dtype` with small integers in [-2, 2], exact in
-// every dtype (products and sums up to k = 2^20 stay exact in f32).
-void fill_small_integers(void* data, std::string_view dtype, std::size_t count, std::uint64_t seed);
-
-}  // namespace flopscope::kernels::cuda
-#endif

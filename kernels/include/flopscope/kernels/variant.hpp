@@ -26,7 +26,11 @@ using Stream = void*;
 // descriptors, workspaces) is done before, and what the call does is what is measured.
 using Runner = std::function<void(Stream)>;
 
-template <class Problem>
+// `Info` is what a family records of each variant beyond the common shape (peak kernels: their
+// instruction and chain count); most families have none.
+struct NoInfo {};
+
+template <class Problem, class Info = NoInfo>
 struct Variant {
   std::string_view name;         // [a-z0-9_]+: in case names and --variants
   std::string_view description;  // one line: what it changes, and why
@@ -37,6 +41,13 @@ struct Variant {
   // Prepares `problem` and returns its timed call. Throws std::runtime_error (with the vendor's
   // message) where preparation fails on a problem that unavailable() accepted.
   Runner (*prepare)(const Problem& problem);
+  // nullptr: the variant takes every problem of its family. Else false for a combination that
+  // does not exist at all (an f16-only conversion asked for bf16), which a suite leaves out
+  // rather than lists as a skip. Availability on this machine is unavailable()'s business.
+  bool (*applies)(const Problem& problem) = nullptr;
+  Info info{};
+
+  bool takes(const Problem& problem) const { return applies == nullptr || applies(problem); }
 };
 
 // For the many variants that need no preparation: Fn(problem, stream) wrapped as a Runner.
@@ -51,17 +62,17 @@ std::optional<std::string> always(const Problem&) {
   return std::nullopt;
 }
 
-// The variant called `name` in `table`, or nullptr.
-template <class Problem>
-const Variant<Problem>* find_variant(std::span<const Variant<Problem>> table, std::string_view name) {
+// The (first) variant called `name` in `table`, or nullptr.
+template <class V>
+const V* find_variant(std::span<const V> table, std::string_view name) {
   for (const auto& variant : table)
     if (variant.name == name) return &variant;
   return nullptr;
 }
 
 // The same, for code that knows the variant exists: std::logic_error naming it otherwise.
-template <class Problem>
-const Variant<Problem>& variant_named(std::span<const Variant<Problem>> table, std::string_view name) {
+template <class V>
+const V& variant_named(std::span<const V> table, std::string_view name) {
   if (const auto* variant = find_variant(table, name)) return *variant;
   throw std::logic_error("no variant '" + std::string(name) + "'");
 }

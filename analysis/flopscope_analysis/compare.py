@@ -1,0 +1,338 @@
+"""compare BASE NEW: case by case, did NEW get slower, faster, or stay the same, and did what a
+case counts change?
+
+Cases are matched by name (the grammar). For each case that ran on both sides:
+
+- time: the median real_time of each side (the case's median entry, FORMAT.md) and the relative
+  change (NEW - BASE) / BASE, as Google Benchmark's tools/compare.py computes it (positive:
+  slower); the rate of the case's bound on each side.
+- p-value: the two-sided Mann-Whitney U test over the repetitions' real_time, the very call of
+  compare.py (gbench/report.py: scipy.stats.mannwhitneyu(base, new, alternative='two-sided')),
+  where both sides have at least 2 repetitions (compare.py's UTEST_MIN_REPETITIONS).
+- verdict (`verdict()`): same, faster, slower or noisy.
+- accounting: the `flops` and `bytes` counters must be equal; a difference is a failure whatever
+  the timing says (a count is a property of the code, not of the machine).
+
+A case that ran in BASE and failed validation in NEW is a failure too. Cases on one side only,
+or skipped on a side, are listed. The exit code is 1 when there is a failure, or a `slower`
+verdict beyond the threshold while timing gates (same machine, and not --no-timing-gate), else 0.
+Runs from different machines (their devices' keys differ) are compared, said so at the top,
+and never gated on timing.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Optional
+
+from . import fmt, tables
+from .errors import AnalysisError
+from .load import NOISY_CV, Case, Run
+
+ALPHA = 0.05  # compare.py's default --alpha
+UTEST_MIN_REPETITIONS = 2  # compare.py (gbench/report.py) runs the U test from 2 repetitions a side
+DEFAULT_THRESHOLD = 0.05  # a slower verdict beyond 5% is a regression
+SAME, FASTER, SLOWER, NOISY = "same", "faster", "slower", "noisy"
+ACCOUNTING_COUNTERS = ("flops", "bytes")
+
+
+def relative_change(old: float, new: float) -> float:
+    """compare.py's calculate_change: (new - old) / |old| (0 when both are 0)."""
+    if old == 0 and new == 0:
+        return 0.0
+    if old == 0:
+        return (new - old) / ((old + new) / 2)
+    return (new - old) / abs(old)
+
+
+def _mannwhitneyu(base: list[float], new: list[float]) -> float:
+    from scipy.stats import mannwhitneyu
+
+    with warnings.catch_warnings():  # scipy warns where every value ties; the p-value stands
+        warnings.simplefilter("ignore")
+        return float(mannwhitneyu(base, new, alternative="two-sided").pvalue)
+
+
+def utest_pvalue(base: list[float], new: list[float]) -> Optional[float]:
+    """The p-value of compare.py's U test of two samples; None with fewer than 2 values a side."""
+    if min(len(base), len(new)) < UTEST_MIN_REPETITIONS:
+        return None
+    return _mannwhitneyu(base, new)
+
+
+@lru_cache(maxsize=None)
+def smallest_pvalue(n_base: int, n_new: int) -> float:
+    """The smallest p-value the U test can give with these repetition counts (samples that do
+    not overlap at all): 2 against 2 gives 1/3, 3 against 3 gives 0.1, 4 against 4 gives 0.029."""
+    return _mannwhitneyu([float(i) for i in range(n_base)], [float(n_base + i) for i in range(n_new)])
+
+
+def cv_of(case: Case) -> Optional[float]:
+    """The case's cv of real_time: its cv aggregate, else computed from its samples."""
+    if case.cv is not None:
+        return case.cv
+    times = [s.real_time_s for s in case.samples]
+    if len(times) < 2 or statistics.mean(times) == 0:
+        return None
+    return statistics.stdev(times) / statistics.mean(times)
+
+
+def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_base: int,
+            n_new: int, noisy: bool) -> str:
+    """same, faster, slower or noisy, in this order:
+
+    1. same: the change is within the noise of both sides (|change| <= the larger cv);
+    2. noisy: fewer than 2 repetitions on a side (no cv, no U test: nothing to judge by);
+    3. same: the U test is not significant (p >= 0.05), where these repetition counts can reach
+       significance at all (from 4 against 4; with fewer, the change beyond the noise decides);
+    4. noisy: a side's cv is above 5% (the case is marked noisy: not to be trusted);
+    5. slower or faster, by the sign of the change of time.
+    """
+    if abs(change) <= (noise or 0.0):
+        return SAME
+    if min(n_base, n_new) < UTEST_MIN_REPETITIONS or pvalue is None:
+        return NOISY
+    if smallest_pvalue(n_base, n_new) < ALPHA and pvalue >= ALPHA:
+        return SAME
+    if noisy:
+        return NOISY
+    return SLOWER if change > 0 else FASTER
+
+
+def _count(value: Optional[float]) -> str:
+    """A counter exactly as written: 524288, 1.5, — when missing."""
+    if value is None:
+        return fmt.MISSING
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def accounting_changes(base: Case, new: Case) -> list[str]:
+    """'flops 4096 -> 8192' for each accounting counter that differs (a missing one differs)."""
+    changes = []
+    for key in ACCOUNTING_COUNTERS:
+        old, now = base.counter(key), new.counter(key)
+        same = old == now or (old is not None and now is not None and math.isnan(old) and math.isnan(now))
+        if not same:
+            changes.append(f"{key} {_count(old)} -> {_count(now)}")
+    return changes
+
+
+@dataclass
+class Pair:
+    """One case that ran on both sides."""
+
+    name: str
+    base: Case
+    new: Case
+    change: float  # relative change of the median time, NEW against BASE (positive: slower)
+    pvalue: Optional[float]
+    verdict: str
+    accounting: list[str]  # the accounting counters that differ
+
+    @property
+    def rate_change(self) -> Optional[float]:
+        if self.base.rate and self.new.rate is not None:
+            return self.new.rate / self.base.rate - 1
+        return None
+
+
+def compare_cases(name: str, base: Case, new: Case) -> Pair:
+    base_times = [s.real_time_s for s in base.samples]
+    new_times = [s.real_time_s for s in new.samples]
+    change = relative_change(base.real_time_s or 0.0, new.real_time_s or 0.0)
+    noises = [cv for cv in (cv_of(base), cv_of(new)) if cv is not None]
+    pvalue = utest_pvalue(base_times, new_times)
+    noisy = any(cv > NOISY_CV for cv in noises)
+    judged = verdict(change, max(noises, default=None), pvalue, len(base_times), len(new_times), noisy)
+    return Pair(name, base, new, change, pvalue, judged, accounting_changes(base, new))
+
+
+def machines_differ(base: Run, new: Run) -> Optional[str]:
+    """Why the two runs are from different machines (the keys of their devices differ, or they
+    share no device), or None when they are from the same one."""
+    common = sorted(set(base.devices) & set(new.devices))
+    if not common:
+        return f"no device in common (BASE {base.machine_key}, NEW {new.machine_key})"
+    differ = [d for d in common if base.devices[d].file_key != new.devices[d].file_key]
+    if not differ:
+        return None
+    return "; ".join(f"{d}: BASE {base.devices[d].file_key}, NEW {new.devices[d].file_key}" for d in differ)
+
+
+def _cases_by_name(run: Run) -> dict[str, Case]:
+    cases: dict[str, Case] = {}
+    for case in run.cases:
+        name = str(case.name)
+        if name in cases:
+            raise AnalysisError(f"{run.source}: case {name} is in both {cases[name].file.name} and "
+                                f"{case.file.name}: cannot tell which to compare")
+        cases[name] = case
+    return cases
+
+
+@dataclass
+class Comparison:
+    base: Run
+    new: Run
+    threshold: float
+    timing_gate: bool  # asked for: timing gates unless --no-timing-gate
+    different_machines: Optional[str]
+    pairs: list[Pair] = field(default_factory=list)
+    failed_in_new: list[tuple[Case, Case]] = field(default_factory=list)  # (base ok, new failed)
+    not_compared: list[tuple[str, str]] = field(default_factory=list)  # (name, why)
+    only_base: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+
+    @property
+    def timing_gates(self) -> bool:
+        return self.timing_gate and self.different_machines is None
+
+    @property
+    def accounting_failures(self) -> list[Pair]:
+        return [p for p in self.pairs if p.accounting]
+
+    @property
+    def slower_beyond_threshold(self) -> list[Pair]:
+        return [p for p in self.pairs if p.verdict == SLOWER and p.change > self.threshold]
+
+    @property
+    def regressions(self) -> list[Pair]:
+        return self.slower_beyond_threshold if self.timing_gates else []
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.accounting_failures or self.failed_in_new or self.regressions)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+def _why_not_compared(base: Case, new: Case) -> str:
+    def side(label: str, case: Case) -> str:
+        return f"{case.status} in {label}" + (f" ({case.reason})" if case.reason else "")
+
+    if (base.status, base.reason) == (new.status, new.reason):
+        return side("both", base)
+    return "; ".join(side(label, c) for label, c in (("BASE", base), ("NEW", new)) if not c.ok)
+
+
+def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
+                 timing_gate: bool = True) -> Comparison:
+    result = Comparison(base, new, threshold, timing_gate, machines_differ(base, new))
+    base_cases, new_cases = _cases_by_name(base), _cases_by_name(new)
+    for name, b in base_cases.items():
+        n = new_cases.get(name)
+        if n is None:
+            result.only_base.append(name)
+        elif b.ok and n.ok:
+            result.pairs.append(compare_cases(name, b, n))
+        elif b.ok and n.status == "failed":
+            result.failed_in_new.append((b, n))
+        else:
+            result.not_compared.append((name, _why_not_compared(b, n)))
+    result.only_new = [name for name in new_cases if name not in base_cases]
+    result.pairs.sort(key=lambda p: p.base.name.sort_key())
+    result.only_base.sort(key=lambda name: base_cases[name].name.sort_key())
+    result.only_new.sort(key=lambda name: new_cases[name].name.sort_key())
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Output: plain text for the terminal and CI logs, Markdown for --markdown
+
+
+PAIR_HEADER = ["case", "BASE time", "NEW time", "change", "BASE rate", "NEW rate", "p-value", "verdict"]
+
+
+def _pair_row(pair: Pair, threshold: float) -> list[str]:
+    mark = ""
+    if pair.accounting:
+        mark = " ACCOUNTING"
+    elif pair.verdict == SLOWER and pair.change > threshold:
+        mark = f" >{100 * threshold:g}%"
+    unit = pair.base.rate_unit
+    return [pair.name, fmt.duration(pair.base.real_time_s), fmt.duration(pair.new.real_time_s),
+            f"{100 * pair.change:+.1f}%", fmt.rate(pair.base.rate, unit), fmt.rate(pair.new.rate, unit),
+            fmt.MISSING if pair.pvalue is None else f"{pair.pvalue:.4f}", pair.verdict + mark]
+
+
+def _describe(run: Run) -> str:
+    return f"{run.id} ({run.machine_key}, commit {run.git_commit or '?'})"
+
+
+def headline(result: Comparison) -> list[str]:
+    """The lines above the table: what was compared with what, and whether timing gates."""
+    lines = [f"BASE {_describe(result.base)}", f"NEW  {_describe(result.new)}"]
+    if result.different_machines:
+        lines.append(f"DIFFERENT MACHINES ({result.different_machines}): timing is shown but never "
+                     "gates; accounting still does")
+    elif not result.timing_gate:
+        lines.append("timing is shown but does not gate; accounting does")
+    for label, run in (("BASE", result.base), ("NEW", result.new)):
+        if run.incomplete:
+            lines.append(f"{label} is an incomplete run: {run.status.describe()}")
+    return lines
+
+
+def counts_line(result: Comparison) -> str:
+    verdicts = [p.verdict for p in result.pairs]
+    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in (SAME, FASTER, SLOWER, NOISY))
+    return (f"{len(result.pairs)} compared: {counts}; {len(result.accounting_failures)} accounting "
+            f"change(s); {len(result.failed_in_new)} failed in NEW; "
+            f"{len(result.slower_beyond_threshold)} slower by more than "
+            f"{100 * result.threshold:g}%")
+
+
+def outcome_line(result: Comparison) -> str:
+    reasons = []
+    if result.accounting_failures:
+        reasons.append(f"{len(result.accounting_failures)} accounting change(s)")
+    if result.failed_in_new:
+        reasons.append(f"{len(result.failed_in_new)} case(s) failed in NEW")
+    if result.regressions:
+        reasons.append(f"{len(result.regressions)} case(s) slower by more than "
+                       f"{100 * result.threshold:g}%")
+    return f"FAIL: {', '.join(reasons)}" if reasons else "OK: no regression"
+
+
+def _detail_sections(result: Comparison) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(title, [(case name, what about it)]) of the lists under the table; empty ones left out."""
+    sections = [
+        ("Accounting changes (a failure whatever the timing)",
+         [(p.name, ", ".join(p.accounting)) for p in result.accounting_failures]),
+        ("Failed in NEW (ran in BASE)", [(str(n.name), n.reason or "") for _, n in result.failed_in_new]),
+        ("Not compared", result.not_compared),
+        ("Only in BASE", [(name, "") for name in result.only_base]),
+        ("Only in NEW", [(name, "") for name in result.only_new]),
+    ]
+    return [(title, items) for title, items in sections if items]
+
+
+def text_lines(result: Comparison) -> list[str]:
+    lines = headline(result) + [""]
+    if result.pairs:
+        lines += tables.text(PAIR_HEADER, [_pair_row(p, result.threshold) for p in result.pairs])
+    else:
+        lines.append("no case ran on both sides")
+    for title, items in _detail_sections(result):
+        lines += ["", f"{title} ({len(items)}):"]
+        lines += [f"  {name}" + (f": {what}" if what else "") for name, what in items]
+    return lines + ["", counts_line(result), outcome_line(result)]
+
+
+def markdown_lines(result: Comparison) -> list[str]:
+    lines = [f"## flopscope compare: {outcome_line(result)}", ""]
+    lines += [f"- {line}" for line in headline(result)] + [f"- {counts_line(result)}", ""]
+    if result.pairs:
+        lines += tables.markdown(PAIR_HEADER, [[f"`{r[0]}`", *r[1:]]
+                                               for r in (_pair_row(p, result.threshold) for p in result.pairs)])
+        lines.append("")
+    for title, items in _detail_sections(result):
+        lines += [f"### {title} ({len(items)})", ""]
+        lines += [f"- `{name}`" + (f": {what}" if what else "") for name, what in items] + [""]
+    return lines

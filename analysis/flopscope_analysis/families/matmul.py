@@ -1,0 +1,199 @@
+"""The matmul family (bench_matmul): its own results table with the accuracy of each dtype, a
+"dtype trade-off" section (speed, % of peak and error of the best variant of each compute mode,
+shape by shape), the cost of a transposed operand (NT and TN against NN), and a plot per device
+of GFLOP/s against size for each mode and variant, with the mode's theoretical peak (solid) and
+measured ceiling (dashed) across. Every matmul case is also on the roofline (plots.roofline).
+
+What the JSON carries and this module reads (bench/bench_matmul.cpp): names
+matmul/<variant>/<mode>/<device>/m=,n=,k=/layout=NN|NT|TN[/model=..,site=..]; counters flops,
+flops_per_second, pct_peak_flops, pct_ceiling_flops, max_rel_error, mean_rel_error (against the
+f64 product of the unrounded inputs); the label's out=, emulated, library= and a vendor's
+algorithm words."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Optional
+
+from .. import fmt, plots, tables
+from ..load import Case, Device, Run, device_order
+from .base import Family, Plot
+from .generic import cv_cell
+
+# Compute modes from widest to narrowest: the order of the trade-off table.
+MODE_ORDER = ["f64", "f32", "tf32", "f16", "bf16", "f8e4m3", "f8e4m3_e5m2", "f8e5m2_e4m3", "f8e5m2"]
+
+TABLE_HEADER = ["variant", "mode", "shape", "layout", "median time", "GFLOP/s", "% peak", "% ceiling",
+                "max rel. error", "mean rel. error", "label", "cv"]
+
+TRADE_OFF_NOTE = (
+    "Per shape (NN layout), the fastest variant of each compute mode that ran: its GFLOP/s, its "
+    "fraction of the mode's theoretical peak, its speed against the fastest f32 case of the same "
+    "shape, and the accuracy the mode buys: the largest and the mean relative error of C against "
+    "the f64 product of the inputs before they were rounded to the mode's dtype. `emulated` "
+    "variants decode a narrow dtype to f32 and multiply at the f32 rate: their speed is not the "
+    "narrow type's. Each case was validated against its own bound before it was timed.")
+
+LAYOUT_NOTE = (
+    "What a transposed operand costs: the median time of NT (B read as the transposed view of an "
+    "n x k array) and TN (A as the transposed view of a k x m array) against NN, for the same "
+    "variant, mode and shape in the same run; above 1.00 the view is slower than making it "
+    "contiguous would let the kernel be.")
+
+PLOT_CAPTION = (
+    "GFLOP/s of each variant and compute mode against the size of square matmuls (NN layout; "
+    "the x axis is n for m = n = k), log-log. Solid horizontal lines are each mode's theoretical "
+    "peak, dashed ones its measured ceiling (bench_peak), in the mode's colour. Hollow markers "
+    "are noisy cases (cv > 5%).")
+
+
+def _dims(case: Case) -> tuple[int, int, int]:
+    shape = case.name.shape_dict()
+    return shape.get("m", 0), shape.get("n", 0), shape.get("k", 0)
+
+
+def _extra(case: Case, key: str, default: str = "") -> str:
+    return dict(case.name.extras).get(key, default)
+
+
+def _layout(case: Case) -> str:
+    return _extra(case, "layout", "NN")
+
+
+def _shape_key(case: Case) -> str:
+    m, n, k = _dims(case)
+    site = _extra(case, "site")
+    return f"m={m},n={n},k={k}" + (f" ({_extra(case, 'model')} {site})" if site else "")
+
+
+def _mode_rank(mode: str) -> int:
+    return MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER)
+
+
+def _label_words(case: Case) -> str:
+    """The label beyond bound= and compute=: out=, emulated, library=, a vendor's choice."""
+    return " ".join(f"{k}={v}" if v else k for k, v in case.label.items() if k not in ("bound", "compute"))
+
+
+def _error(case: Case, key: str) -> str:
+    value = case.counter(key)
+    return f"{value:.2e}" if value is not None else fmt.MISSING
+
+
+def matmul_table(cases: list[Case]) -> list[str]:
+    rows = []
+    for c in sorted(cases, key=lambda c: (_mode_rank(c.name.dtype), _dims(c), _layout(c), c.name.variant)):
+        rows.append([c.name.variant, c.name.dtype, _shape_key(c), _layout(c), fmt.duration(c.real_time_s),
+                     fmt.giga(c.flops_per_second), fmt.percent(c.pct_peak), fmt.percent(c.pct_ceiling),
+                     _error(c, "max_rel_error"), _error(c, "mean_rel_error"), _label_words(c), cv_cell(c)])
+    return tables.markdown(TABLE_HEADER, rows)
+
+
+def _matmul_cases(run: Run) -> list[Case]:
+    return [c for c in run.cases if c.ok and c.name.family == "matmul" and c.flops_per_second]
+
+
+def trade_off_section(run: Run) -> list[str]:
+    """The fastest variant of each mode per (device, shape), NN layout."""
+    best: dict[tuple[str, str], dict[str, Case]] = defaultdict(dict)
+    for c in _matmul_cases(run):
+        if _layout(c) != "NN":
+            continue
+        slot = best[(c.name.device, _shape_key(c))]
+        mode = c.name.dtype
+        if mode not in slot or c.flops_per_second > slot[mode].flops_per_second:
+            slot[mode] = c
+    rows = []
+    for (device_id, shape), modes in sorted(best.items(), key=lambda kv: (device_order(kv[0][0]), kv[0][1])):
+        f32 = modes.get("f32")
+        for mode, c in sorted(modes.items(), key=lambda kv: _mode_rank(kv[0])):
+            speedup = f"{c.flops_per_second / f32.flops_per_second:.2f}x" if f32 else fmt.MISSING
+            rows.append([device_id, shape, mode, c.name.variant + (" (emulated)" if "emulated" in c.label else ""),
+                         fmt.giga(c.flops_per_second), fmt.percent(c.pct_peak), speedup,
+                         _error(c, "max_rel_error"), _error(c, "mean_rel_error")])
+    if not rows:
+        return []
+    lines = ["## Matmul: what each dtype buys", "", TRADE_OFF_NOTE, ""]
+    lines += tables.markdown(["device", "shape", "mode", "fastest variant", "GFLOP/s", "% peak", "vs f32",
+                              "max rel. error", "mean rel. error"], rows)
+    return lines + [""]
+
+
+def layout_section(run: Run) -> list[str]:
+    by_key: dict[tuple[str, str, str, str], dict[str, Case]] = defaultdict(dict)
+    for c in _matmul_cases(run):
+        by_key[(c.name.device, c.name.dtype, _shape_key(c), c.name.variant)][_layout(c)] = c
+    rows = []
+    for (device_id, mode, shape, variant), layouts in sorted(
+            by_key.items(), key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2], kv[0][3])):
+        nn = layouts.get("NN")
+        if not nn or len(layouts) < 2 or not nn.real_time_s:
+            continue
+
+        def ratio(layout: str) -> str:
+            other = layouts.get(layout)
+            return f"{other.real_time_s / nn.real_time_s:.2f}" if other and other.real_time_s else fmt.MISSING
+
+        rows.append([device_id, mode, shape, variant, fmt.duration(nn.real_time_s), ratio("NT"), ratio("TN")])
+    if not rows:
+        return []
+    lines = ["## Matmul: what a transposed operand costs", "", LAYOUT_NOTE, ""]
+    lines += tables.markdown(["device", "mode", "shape", "variant", "NN time", "NT / NN", "TN / NN"], rows)
+    return lines + [""]
+
+
+def matmul_sections(run: Run) -> list[str]:
+    return trade_off_section(run) + layout_section(run)
+
+
+def size_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
+    """GFLOP/s against n for square NN cases, one line per (mode, variant); None without any."""
+    device = run.devices.get(device_id, Device(device_id, {}))
+    cases = [c for c in _matmul_cases(run) if c.name.device == device_id and _layout(c) == "NN"
+             and len(set(_dims(c))) == 1 and not _extra(c, "site")]
+    if not cases:
+        return None
+    lines: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for c in cases:
+        lines[(c.name.dtype, c.name.variant)].append(c)
+    fig, ax = plots.plt.subplots(figsize=(10, 6))
+    styles = ["-", "--", "-.", ":"]
+    variants = sorted({v for _, v in lines})
+    for (mode, variant), group in sorted(lines.items(), key=lambda kv: (_mode_rank(kv[0][0]), kv[0][1])):
+        group.sort(key=lambda c: _dims(c)[0])
+        color = plots.mode_color(mode)
+        ls = styles[variants.index(variant) % len(styles)]
+        xs = [_dims(c)[0] for c in group]
+        ax.plot(xs, [c.flops_per_second / 1e9 for c in group], color=color, ls=ls, lw=1.3,
+                label=f"{mode} {variant}")
+        for noisy in (False, True):
+            points = [c for c in group if c.noisy == noisy]
+            if points:
+                plots.scatter(ax, [_dims(c)[0] for c in points], [c.flops_per_second / 1e9 for c in points],
+                              color, noisy)
+    modes = {c.compute_mode for c in cases if c.compute_mode}
+    peaks, ceilings = device.compute_peaks, device.compute_ceilings
+    for mode in sorted(modes):
+        if mode in peaks:
+            ax.axhline(peaks[mode]["flops_per_second"] / 1e9, color=plots.mode_color(mode), lw=2, alpha=0.5,
+                       label=f"peak {mode} {fmt.rate(peaks[mode]['flops_per_second'], 'FLOP/s')}")
+        if mode in ceilings:
+            ax.axhline(ceilings[mode] / 1e9, color=plots.mode_color(mode), lw=1.2, ls="--", alpha=0.7,
+                       label=f"measured {mode} {fmt.rate(ceilings[mode], 'FLOP/s')}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (m = n = k)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"Matmul GFLOP/s against size: {device.name} ({device_id})", fontsize=11)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return plots.save(fig, path)
+
+
+def matmul_plots(run: Run, device_id: str, plots_dir: Path) -> list[Plot]:
+    path = size_plot(run, device_id, plots_dir / f"matmul_size_{plots.device_slug(device_id)}.png")
+    return [Plot("Matmul GFLOP/s against size", path, PLOT_CAPTION)] if path else []
+
+
+FAMILY = Family("matmul", table=matmul_table, sections=matmul_sections, plots=matmul_plots)

@@ -1,0 +1,80 @@
+// What a bench binary declares: its family's typed axes and the benches (groups of variants that
+// share axes, as in nvbench) that turn each point of those axes into a case. The harness parses
+// the axes from flags, expands the cartesian product per device (variant innermost), drops
+// combinations that do not exist and merges duplicates, and registers the cases. A family file
+// holds no loop over devices and no timing code.
+//
+//   family/variant/dtype/device/shape/extras: the point's device, variant and dtype, the shape
+//   and extras the bench's build() writes into the case's name.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "case.hpp"
+#include "devices.hpp"
+#include "flopscope/dtype.hpp"
+
+namespace flopscope::bench {
+
+// One value of an axis: a list of integers (a size, a shape's dims, a permutation) or a word.
+using AxisValue = std::variant<std::vector<std::int64_t>, std::string>;
+
+struct Axis {
+  enum class Kind {
+    integers,     // --flag=4096,2^28,256Mi        one integer per value (parse_count forms)
+    shapes,       // --flag=4096x4096x64;1024x768   dims per value, "x"-separated, `keys` names them
+    choices,      // --flag=transpose,split_heads   one of `choices` per value
+    permutation,  // --flag=0,2,1,3;1,0             a permutation of 0..n-1 per value
+  };
+  std::string name;  // how build() asks for it: point.integer("n")
+  std::string flag;  // --<flag>=
+  Kind kind = Kind::integers;
+  std::string help;  // "element counts"
+  std::vector<std::string> keys;     // shapes: the dims' names ("m", "n", "k"), or empty for any length
+  std::vector<std::string> choices;  // choices: every accepted word
+  // Values when the flag is not given, per device (a copy sweeps past that device's last-level
+  // cache) and dtype (element counts of a byte size).
+  std::function<std::vector<AxisValue>(const DeviceContext&, DType)> defaults;
+  std::int64_t minimum = 1;  // integers and shape dims below this are rejected
+};
+
+// One point of a bench's product: what build() makes a case of.
+struct Point {
+  const DeviceContext* device = nullptr;
+  std::string variant;
+  DType dtype = DType::f32;
+  std::map<std::string, AxisValue> values;
+
+  std::int64_t integer(const std::string& axis) const;                 // an integers axis
+  const std::vector<std::int64_t>& ints(const std::string& axis) const;  // shapes, permutation
+  const std::string& choice(const std::string& axis) const;            // choices
+};
+
+struct Bench {
+  std::string name;  // for --help: "conversions", "memory ceilings"
+  // The variants on one kind of device, in the order they run (from the kernel tables).
+  std::function<std::vector<std::string>(Device::Kind)> variants;
+  bool uses_dtypes = true;         // false: one pass per point, whatever --dtypes says
+  std::vector<std::string> axes;   // the family's axes it takes, by name, outermost first
+  // A case for the point, or nullopt where the combination does not exist (an f16-only variant
+  // asked for bf16). A combination that exists but cannot run here is a case with `skip` set.
+  std::function<std::optional<Case>(const Point&)> build;
+};
+
+struct Family {
+  std::string binary;  // "bench_copy"
+  std::string summary;  // one line for --help
+  std::vector<DType> dtypes;          // every dtype --dtypes accepts
+  std::vector<DType> default_dtypes;  // what runs without --dtypes
+  std::vector<Axis> axes;
+  std::vector<Bench> benches;
+  bool measures_ceilings = false;  // bench_peak: accepts --write-ceilings=DIR and --keep-ceilings
+};
+
+}  // namespace flopscope::bench

@@ -1,0 +1,205 @@
+#include "flags.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+
+#include "flopscope/kernels/cuda_runtime.hpp"
+#include "flopscope/sizes.hpp"
+
+namespace flopscope::bench {
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+template <class T>
+void push_unique(std::vector<T>& values, T value) {  // duplicates are merged, first order kept
+  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(std::move(value));
+}
+
+std::string dtype_names(const std::vector<DType>& dtypes) {
+  std::vector<std::string> names;
+  for (DType d : dtypes) names.emplace_back(dtype_name(d));
+  return join(names);
+}
+
+// An integer as parse_count reads it, at least `minimum`; error naming `what` otherwise.
+std::int64_t integer(const std::string& binary, const std::string& text, const Axis& axis, const std::string& what) {
+  auto count = parse_count(text);
+  if (!count)
+    usage_error(binary, "malformed " + what + " '" + text + "' in --" + axis.flag + " (" + axis.help +
+                            ", e.g. 4096, 2^28, 256Mi, 1e6)");
+  if (*count < axis.minimum)
+    usage_error(binary, what + " '" + text + "' in --" + axis.flag + " is below " + std::to_string(axis.minimum));
+  return *count;
+}
+
+std::vector<AxisValue> parse_axis(const std::string& binary, const Axis& axis, const std::string& text) {
+  std::vector<AxisValue> values;
+  switch (axis.kind) {
+    case Axis::Kind::integers:
+      for (const auto& item : split(text, ',')) push_unique(values, AxisValue{std::vector{integer(binary, item, axis, "size")}});
+      break;
+    case Axis::Kind::shapes:
+      for (const auto& item : split(text, ';')) {
+        std::vector<std::int64_t> dims;
+        for (const auto& dim : split(item, item.find('x') != std::string::npos ? 'x' : ','))
+          dims.push_back(integer(binary, dim, axis, "dimension"));
+        if (!axis.keys.empty() && dims.size() != axis.keys.size())
+          usage_error(binary, "shape '" + item + "' in --" + axis.flag + " has " + std::to_string(dims.size()) +
+                                  " dimensions, expected " + std::to_string(axis.keys.size()) + " (" +
+                                  join(axis.keys, "x") + ")");
+        push_unique(values, AxisValue{dims});
+      }
+      break;
+    case Axis::Kind::choices:
+      for (const auto& item : split(text, ',')) {
+        if (std::find(axis.choices.begin(), axis.choices.end(), item) == axis.choices.end())
+          usage_error(binary, "unknown value '" + item + "' in --" + axis.flag + " (accepted: " + join(axis.choices) + ")");
+        push_unique(values, AxisValue{item});
+      }
+      break;
+    case Axis::Kind::permutation:
+      for (const auto& item : split(text, ';')) {
+        std::vector<std::int64_t> order;
+        for (const auto& index : split(item, ',')) {
+          auto value = parse_count(index);
+          if (!value) usage_error(binary, "malformed index '" + index + "' in --" + axis.flag + "=" + item);
+          order.push_back(*value);
+        }
+        std::vector<std::int64_t> sorted = order, identity(order.size());
+        std::sort(sorted.begin(), sorted.end());
+        std::iota(identity.begin(), identity.end(), 0);
+        if (order.empty() || sorted != identity)
+          usage_error(binary, "--" + axis.flag + "=" + item + " is not a permutation of 0.." +
+                                  std::to_string(std::max<std::size_t>(order.size(), 1) - 1));
+        push_unique(values, AxisValue{order});
+      }
+      break;
+  }
+  if (values.empty()) usage_error(binary, "--" + axis.flag + " is empty");
+  return values;
+}
+
+}  // namespace
+
+void usage_error(const std::string& binary, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", binary.c_str(), message.c_str());
+  std::exit(2);
+}
+
+std::vector<std::string> family_variants(const Family& family) {
+  std::vector<std::string> names;
+  for (Device::Kind kind : {Device::Kind::cpu, Device::Kind::cuda})
+    for (const Bench& bench : family.benches)
+      for (auto& name : bench.variants(kind)) push_unique(names, name);
+  return names;
+}
+
+Selection parse_flags(int argc, char** argv, const Family& family) {
+  const std::string& binary = family.binary;
+  Selection selection;
+  for (int i = 0; i < argc; ++i) selection.argv.emplace_back(argv[i]);
+  selection.benchmark_args.push_back(selection.argv.front());
+  selection.dtypes = family.default_dtypes;
+  // Every CUDA device present; where there is none but CUDA was built, cuda:0 anyway, so that its
+  // cases show up as skips with the runtime's reason rather than vanish.
+  selection.devices = {Device::cpu()};
+  for (int i = 0; i < kernels::cuda::device_count(); ++i) selection.devices.push_back(Device::cuda(i));
+#ifdef FLOPSCOPE_HAVE_CUDA
+  if (selection.devices.size() == 1) selection.devices.push_back(Device::cuda(0));
+#endif
+  const std::vector<std::string> variants = family_variants(family);
+  std::vector<std::string> flags = {"--dtypes=", "--devices=", "--variants="};
+  for (const Axis& axis : family.axes) flags.push_back("--" + axis.flag + "=");
+  flags.push_back("--hot");
+  if (family.measures_ceilings) flags.insert(flags.end(), {"--write-ceilings=DIR", "--keep-ceilings"});
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value_of = [&](const std::string& flag) -> std::optional<std::string> {
+      if (arg.rfind("--" + flag + "=", 0) == 0) return arg.substr(flag.size() + 3);
+      return std::nullopt;
+    };
+    const Axis* axis = nullptr;
+    for (const Axis& a : family.axes)
+      if (value_of(a.flag)) axis = &a;
+    if (auto v = value_of("dtypes")) {
+      selection.dtypes.clear();
+      for (const auto& name : split(*v, ',')) {
+        if (name == "all") {
+          for (DType d : family.dtypes) push_unique(selection.dtypes, d);
+          continue;
+        }
+        auto dtype = parse_dtype(name);
+        if (!dtype || std::find(family.dtypes.begin(), family.dtypes.end(), *dtype) == family.dtypes.end())
+          usage_error(binary, "unknown dtype '" + name + "' (accepted: " + dtype_names(family.dtypes) + ", all)");
+        push_unique(selection.dtypes, *dtype);
+      }
+      if (selection.dtypes.empty()) usage_error(binary, "--dtypes is empty (accepted: " + dtype_names(family.dtypes) + ")");
+    } else if (auto devices = value_of("devices")) {
+      selection.devices.clear();
+      for (const auto& name : split(*devices, ',')) {
+        auto device = parse_device(name);
+        if (!device) usage_error(binary, "unknown device '" + name + "' (accepted: cpu, cuda, cuda:N)");
+        push_unique(selection.devices, *device);
+      }
+      if (selection.devices.empty()) usage_error(binary, "--devices is empty (accepted: cpu, cuda:N)");
+    } else if (auto names = value_of("variants")) {
+      selection.variants.clear();
+      for (const auto& name : split(*names, ',')) {
+        if (std::find(variants.begin(), variants.end(), name) == variants.end())
+          usage_error(binary, "unknown variant '" + name + "' (accepted: " + join(variants) + ")");
+        push_unique(selection.variants, name);
+      }
+      if (selection.variants.empty()) usage_error(binary, "--variants is empty");
+    } else if (axis) {
+      selection.axes[axis->name] = parse_axis(binary, *axis, *value_of(axis->flag));
+    } else if (arg == "--hot") {
+      selection.hot = true;
+    } else if (family.measures_ceilings && value_of("write-ceilings")) {
+      selection.write_ceilings = *value_of("write-ceilings");
+      if (selection.write_ceilings->empty()) usage_error(binary, "--write-ceilings is empty (a directory)");
+    } else if (family.measures_ceilings && arg == "--keep-ceilings") {
+      selection.keep_ceilings = true;
+    } else if (arg.rfind("--benchmark_", 0) == 0 || arg.rfind("--v=", 0) == 0) {
+      selection.benchmark_args.push_back(arg);  // Google Benchmark's own
+    } else if (arg == "--help" || arg == "-h") {
+      std::printf("usage: %s [flopscope flags] [--benchmark_* flags]\n%s\n\n", binary.c_str(), family.summary.c_str());
+      std::printf("  --dtypes=%s|all\n  --devices=cpu,cuda:N\n  --variants=%s\n", dtype_names(family.dtypes).c_str(),
+                  join(variants, ",").c_str());
+      for (const Axis& a : family.axes)
+        std::printf("  --%s=...  %s%s\n", a.flag.c_str(), a.help.c_str(),
+                    a.kind == Axis::Kind::choices ? (" (" + join(a.choices, ",") + ")").c_str() : "");
+      std::printf("  --hot  no L2 flush between CUDA iterations\n");
+      if (family.measures_ceilings)
+        std::printf("  --write-ceilings=DIR  write DIR/<device key>.json from this run's ceiling cases\n"
+                    "  --keep-ceilings  with --write-ceilings: only for devices that have no file yet\n");
+      std::printf("Sizes take 4096, 2^28, 256Mi (binary), 64K (decimal), 1e6; repeated values run once.\n");
+      std::exit(0);
+    } else {
+      usage_error(binary, "unknown flag '" + arg + "' (flopscope flags: " + join(flags, " ") + "; and --benchmark_*)");
+    }
+  }
+  if (selection.keep_ceilings && !selection.write_ceilings)
+    usage_error(binary, "--keep-ceilings needs --write-ceilings=DIR");
+  return selection;
+}
+
+}  // namespace flopscope::bench

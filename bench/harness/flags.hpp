@@ -1,0 +1,38 @@
+// flopscope's own flags of a bench binary, read before Google Benchmark's: the dtypes, devices
+// and variants to run, the family's typed axes, --hot, and bench_peak's ceilings flags. A bad
+// value is a one-line error naming it and what is accepted, exit code 2.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "family.hpp"
+#include "flopscope/device.hpp"
+#include "flopscope/dtype.hpp"
+
+namespace flopscope::bench {
+
+struct Selection {
+  std::vector<DType> dtypes;
+  std::vector<Device> devices;
+  std::vector<std::string> variants;                     // empty: every variant
+  std::map<std::string, std::vector<AxisValue>> axes;    // by axis name; absent: the defaults
+  bool hot = false;                                      // --hot: no L2 flush between device iterations
+  std::optional<std::string> write_ceilings;             // --write-ceilings=DIR (bench_peak)
+  bool keep_ceilings = false;                            // --keep-ceilings: only fill in missing files
+  std::vector<std::string> argv;                         // as given, for the context
+  std::vector<std::string> benchmark_args;               // argv[0] and Google Benchmark's own flags
+};
+
+// Every variant name the family knows on this build (the kernel tables', CPU then CUDA).
+std::vector<std::string> family_variants(const Family& family);
+
+// Reads flopscope's flags from argv, leaving Google Benchmark's; exits 2 with one line on stderr
+// for a bad value, 0 after --help.
+Selection parse_flags(int argc, char** argv, const Family& family);
+
+[[noreturn]] void usage_error(const std::string& binary, const std::string& message);
+
+}  // namespace flopscope::bench

@@ -1,0 +1,220 @@
+#include "run_case.hpp"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "flopscope/checked.hpp"
+#include "flopscope/kernels/fill.hpp"
+#include "flopscope/sizes.hpp"
+#include "report.hpp"
+#ifdef FLOPSCOPE_HAVE_CUDA
+#include "cuda.hpp"
+#endif
+
+namespace flopscope::bench {
+
+namespace {
+
+constexpr int kPoison = 0xA5;
+constexpr std::uint64_t kSeed = 42;  // operand i is filled from seed 42 + i
+
+TensorRef view(const Operand& op, void* data, Device device) {
+  const Strides strides = op.strides.empty() ? contiguous_strides(op.sizes) : op.strides;
+  return TensorRef::strided(data, op.dtype, op.sizes, strides, op.offset, device);
+}
+
+std::size_t storage_bytes(const Operand& op) {
+  return to_size(checked_bytes(view(op, nullptr, Device::cpu()).storage_elements(), dtype_size(op.dtype),
+                               "bytes of operand " + op.name));
+}
+
+void fill(const Operand& op, const TensorRef& host, std::size_t bytes, std::uint64_t seed) {
+  if (op.output) {
+    std::memset(host.data, kPoison, bytes);
+    return;
+  }
+  switch (op.fill) {
+    case Fill::random_bits: kernels::fill_random_bytes(host.data, bytes, seed); break;
+    case Fill::uniform: kernels::fill_uniform(host, seed); break;
+    case Fill::small_integers: kernels::fill_small_integers(host, seed); break;
+    case Fill::custom: op.custom_fill(host); break;
+  }
+}
+
+// Host memory for the operands, filled; and the views of it.
+struct HostOperands {
+  std::vector<std::unique_ptr<kernels::HostBuffer>> buffers;
+  std::vector<TensorRef> refs;
+};
+
+HostOperands host_operands(const Case& c, const std::vector<std::size_t>& bytes, bool filled) {
+  HostOperands host;
+  for (std::size_t i = 0; i < c.operands.size(); ++i) {
+    host.buffers.push_back(std::make_unique<kernels::HostBuffer>(bytes[i]));
+    host.refs.push_back(view(c.operands[i], host.buffers.back()->data, Device::cpu()));
+    if (filled) fill(c.operands[i], host.refs.back(), bytes[i], kSeed + i);
+  }
+  return host;
+}
+
+// nullopt, or why the outputs differ from the reference's.
+std::optional<std::string> validate(const Case& c, const HostOperands& host, const std::vector<std::size_t>& bytes,
+                                    Counters& counters) {
+  if (c.validation.check) return c.validation.check(host.refs, counters);
+  if (!c.validation.reference) throw std::logic_error(c.name.str() + " has no validation");
+  // The reference writes into copies of the outputs (poisoned alike), reading the same inputs.
+  std::vector<std::unique_ptr<kernels::HostBuffer>> expected_buffers;
+  std::vector<TensorRef> expected = host.refs;
+  for (std::size_t i = 0; i < c.operands.size(); ++i) {
+    if (!c.operands[i].output) continue;
+    expected_buffers.push_back(std::make_unique<kernels::HostBuffer>(bytes[i]));
+    std::memset(expected_buffers.back()->data, kPoison, bytes[i]);
+    expected[i] = view(c.operands[i], expected_buffers.back()->data, Device::cpu());
+  }
+  c.validation.reference(expected);
+  for (std::size_t i = 0; i < c.operands.size(); ++i) {
+    if (!c.operands[i].output) continue;
+    const auto mismatch = c.validation.tolerance ? compare_close(host.refs[i], expected[i], *c.validation.tolerance)
+                                                 : compare_exact(host.refs[i], expected[i]);
+    if (mismatch) return c.operands[i].name + ": " + *mismatch;
+  }
+  return std::nullopt;
+}
+
+// True (and the case skipped with the reason) where `needed` bytes do not fit in what `device`
+// has available, leaving 10% headroom.
+bool skip_if_too_large(benchmark::State& state, const DeviceContext& device, std::size_t needed, const char* what) {
+  const auto available = available_memory(device);
+  if (!available || double(needed) <= 0.9 * double(*available)) return false;
+  skip(state, "needs " + format_bytes_binary(double(needed)) + " of " + what + ", " + device.device.str() + " has " +
+                  format_bytes_binary(double(*available)) + " available");
+  return true;
+}
+
+void run_on_cpu(benchmark::State& state, const DeviceContext& device, const Case& c,
+                const std::vector<std::size_t>& bytes) {
+  HostOperands host = host_operands(c, bytes, true);
+  const kernels::Runner run = c.prepare(host.refs);
+  run(nullptr);
+  Counters counters;
+  if (auto mismatch = validate(c, host, bytes, counters)) {
+    fail(state, c.name.variant + ": " + *mismatch);
+    return;
+  }
+  {
+    NvtxRange timed("timed");
+    time_cpu(state, run);
+  }
+  set_counters(state, device, c, counters);
+}
+
+#ifdef FLOPSCOPE_HAVE_CUDA
+// Fails the case with a CUDA error; a sticky one also marks the device unusable for the cases after.
+void cuda_failure(benchmark::State& state, const DeviceContext& device, const Case& c, const cuda::Error& error,
+                  const std::string& during) {
+  const std::string message = "CUDA error " + during + ": " + error.message;
+  if (error.sticky) device.broken = error.message + " (in " + c.name.str() + ")";
+  fail(state, c.name.variant + ": " + message);
+}
+
+void run_on_cuda(benchmark::State& state, const DeviceContext& device, const Case& c,
+                 const std::vector<std::size_t>& bytes, bool hot) {
+  const int ordinal = device.device.index;
+  HostOperands host = host_operands(c, bytes, true);
+  std::vector<std::unique_ptr<cuda::DeviceBuffer>> buffers;
+  std::vector<TensorRef> refs;
+  for (std::size_t i = 0; i < c.operands.size(); ++i) {
+    buffers.push_back(std::make_unique<cuda::DeviceBuffer>(bytes[i], ordinal));
+    const auto& buffer = *buffers.back();
+    if (!buffer.error.empty()) {
+      if (buffer.out_of_memory)
+        skip(state, "cudaMalloc of " + format_bytes_binary(double(bytes[i])) + " for " + c.operands[i].name + ": " + buffer.error);
+      else
+        cuda_failure(state, device, c, {buffer.error, cuda::take_error(ordinal).value_or(cuda::Error{}).sticky},
+                     "allocating " + c.operands[i].name);
+      return;
+    }
+    cuda::upload(buffer.data, host.buffers[i]->data, bytes[i]);
+    refs.push_back(view(c.operands[i], buffer.data, device.device));
+  }
+  const kernels::Runner run = c.prepare(refs);
+  run(nullptr);
+  for (std::size_t i = 0; i < c.operands.size(); ++i)
+    if (c.operands[i].output) cuda::download(host.buffers[i]->data, buffers[i]->data, bytes[i]);
+  if (auto error = cuda::take_error(ordinal)) {
+    cuda_failure(state, device, c, *error, "in the validated run");
+    return;
+  }
+  Counters counters;
+  if (auto mismatch = validate(c, host, bytes, counters)) {
+    fail(state, c.name.variant + ": " + *mismatch);
+    return;
+  }
+  std::optional<cuda::Error> error;
+  {
+    NvtxRange timed("timed");
+    error = cuda::time_cuda(state, device, hot, run);
+  }
+  if (error && error->out_of_memory) return skip(state, error->message);
+  if (error) return cuda_failure(state, device, c, *error, "while timing");
+  set_counters(state, device, c, counters);
+}
+#endif
+
+void run_case_body(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
+  if (device.unavailable) return skip(state, *device.unavailable);
+  if (c.skip) return skip(state, *c.skip);
+  if (device.broken)
+    return fail(state, "not run: " + device.device.str() + " is unusable after an earlier error: " + *device.broken);
+  std::vector<std::size_t> bytes;
+  std::size_t operand_bytes = 0, output_bytes = 0;
+  for (const Operand& op : c.operands) {
+    bytes.push_back(storage_bytes(op));
+    operand_bytes = to_size(checked_add<std::int64_t>(std::int64_t(operand_bytes), std::int64_t(bytes.back()), "case bytes"));
+    if (op.output) output_bytes += bytes.back();
+  }
+  // Host: the operands (CPU) or their host copies (CUDA), and the reference's outputs.
+  const DeviceContext host_device{.device = Device::cpu()};
+  if (skip_if_too_large(state, device.device.is_cpu() ? device : host_device, operand_bytes + output_bytes,
+                        "host memory"))
+    return;
+  NvtxRange range(c.name.str());
+  if (device.device.is_cpu()) return run_on_cpu(state, device, c, bytes);
+#ifdef FLOPSCOPE_HAVE_CUDA
+  if (skip_if_too_large(state, device, operand_bytes + 2 * device.l2_bytes, "device memory")) return;
+  return run_on_cuda(state, device, c, bytes, hot);
+#else
+  (void)hot;
+  skip(state, "built without CUDA");
+#endif
+}
+
+}  // namespace
+
+std::vector<TensorRef> dry_refs(const std::vector<Operand>& operands, Device device) {
+  std::vector<TensorRef> refs;
+  for (const Operand& op : operands) refs.push_back(view(op, nullptr, device));
+  return refs;
+}
+
+void time_cpu(benchmark::State& state, const kernels::Runner& run) {
+  for (auto _ : state) {
+    run(nullptr);
+    benchmark::ClobberMemory();
+  }
+}
+
+void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
+  try {
+    run_case_body(state, device, c, hot);
+  } catch (const std::bad_alloc&) {
+    skip(state, "out of host memory");
+  } catch (const std::exception& error) {
+    fail(state, c.name.variant + ": " + error.what());
+  }
+}
+
+}  // namespace flopscope::bench

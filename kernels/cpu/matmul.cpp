@@ -1,0 +1,782 @@
+// Matmul on the CPU: C (m x n) = A (m x k) · B (k x n), operands of any strides (a layout is a
+// view: NT's B and TN's A are transposed views), every compute mode but tf32 (a GPU mode).
+//
+// Variants (one row each in kVariants at the end):
+//   naive        the reference loop itself: one output at a time, products and sums in f64.
+//   blocked      cache blocking (BLIS's five loops) with A and B packed into panels (decoded to
+//                f32, or f64, while packing, through any strides), and a plain C++ 4 x 16 (f64:
+//                4 x 8) inner kernel the compiler vectorizes for baseline x86-64 (SSE2); OpenMP
+//                as below.
+//   microkernel  blocked's loops and panels, plus a register-blocked micro-kernel at the widest
+//                vectors the CPU has, chosen at run time: AVX-512 14 x 32 (f32) / 14 x 16 (f64),
+//                else AVX2 6 x 16 / 6 x 8, with accumulators held in registers for a whole k
+//                block (one template, matmul_fma.inc, compiled for each ISA). Narrow dtypes (f16,
+//                bf16, fp8) are decoded to f32 while packing and multiplied by the f32 kernel:
+//                emulated (the label says so).
+//   microkernel_dpbf16  bf16 only: A and B packed as bf16 pairs along k, multiplied by AVX512_BF16
+//                vdpbf16ps (two bf16 products per f32 lane, accumulated in f32), 14 x 32.
+//   microkernel_fp16    f16 only: AVX512-FP16 vfmadd231ph on 32 half lanes, the products summed in
+//                f16 over kFp16Block (16) k steps and then added to f32 accumulators, 8 x 32:
+//                twice the f32 rate, 16 f16 roundings per block (matmul_tolerance allows for
+//                them), and partial sums that overflow past f16's 65504. Not run here yet: no
+//                CPU with AVX512-FP16 was at hand (the tests run it where there is one).
+//   onednn       oneDNN's matmul primitive (what PyTorch runs on the CPU); matmul_vendor.cpp.
+//   openblas     OpenBLAS cblas_sgemm / cblas_dgemm (what numpy runs); matmul_vendor.cpp.
+//
+// Note [the loops]: as BLIS's, written for row-major C with vectors along n (BLIS computes the
+// transposed problem). C is split into one block per OpenMP thread (columns first, rows where n
+// is too narrow), and each thread runs the loops on its block alone: for each A panel of mc rows
+// and k block of kc it packs the panel (mr-row slivers, k-major), then for each B block of kc x
+// nc (nr-column slivers, sized to stay in that core's L2) it packs the block and runs the
+// micro-kernel over A slivers x B slivers: the B block is reused from L2 by every A sliver, each
+// A sliver (mr x kc) by every B sliver of the block.
+// Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
+// small buffer, and the valid part added to C. C is accumulated in place across k blocks when it
+// is of the kernel's type with unit column stride; otherwise (a narrow or strided C, fp8 scales)
+// in a workspace that is converted into C at the end (once: one rounding).
+#include "flopscope/kernels/matmul.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "flopscope/cpu_info.hpp"
+#include "flopscope/numerics.hpp"
+#include "flopscope/tensor.hpp"
+#include "matmul_vendor.hpp"
+
+// GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsic headers as
+// uninitialized (GCC bug 105593); nothing of ours is.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace flopscope::kernels {
+
+namespace {
+
+// Below this many multiply-adds (or elements written) one thread does the work: a parallel
+// region costs more than it saves there.
+constexpr double kParallelWork = 1 << 18;
+
+bool is_fp8(ComputeMode mode) {
+  const DType a = compute_mode_info(mode).a;
+  return a == DType::f8e4m3 || a == DType::f8e5m2;
+}
+
+// C = alpha · A·B: the fp8 scales, 1 otherwise.
+double alpha_of(const MatmulProblem& p) { return is_fp8(p.mode) ? double(p.scale_a) * double(p.scale_b) : 1.0; }
+
+// f32 rounded to tf32 (10 mantissa bits), to nearest even.
+double round_tf32(double x) {
+  const auto bits = std::bit_cast<std::uint32_t>(float(x));
+  if ((bits & 0x7f800000u) == 0x7f800000u) return x;
+  return double(std::bit_cast<float>((bits + 0xfffu + ((bits >> 13) & 1u)) & ~0x1fffu));
+}
+
+// Element (r, c) of a 2-D host view.
+const unsigned char* element_at(const TensorRef& t, std::int64_t r, std::int64_t c) {
+  return static_cast<const unsigned char*>(t.data) +
+         (t.offset + r * t.strides[0] + c * t.strides[1]) * std::int64_t(t.element_size());
+}
+
+// The reference's loop for `rows` of C: sums and sums of |products| in f64, columns in blocks of
+// kColumns whose B elements are read once (as f64) per block.
+void reference_rows(const MatmulProblem& p, std::span<const std::int64_t> rows, double* sums, double* abs_sums,
+                    bool round_tf32_inputs) {
+  constexpr std::int64_t kColumns = 256;
+  const std::int64_t n = p.n(), k = p.k();
+  const bool tf32 = round_tf32_inputs && p.mode == ComputeMode::tf32;
+  const double alpha = alpha_of(p);
+  const auto value = [tf32](const TensorRef& t, std::int64_t r, std::int64_t c) {
+    const double x = load_element(element_at(t, r, c), t.dtype);
+    return tf32 ? round_tf32(x) : x;
+  };
+  std::vector<double> b_block;
+  for (std::int64_t j0 = 0; j0 < n; j0 += kColumns) {
+    const std::int64_t width = std::min(kColumns, n - j0);
+    b_block.assign(std::size_t(k * width), 0.0);
+#pragma omp parallel for schedule(static) if (double(k) * double(width) > kParallelWork)
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      for (std::int64_t j = 0; j < width; ++j) b_block[std::size_t(kk * width + j)] = value(p.b, kk, j0 + j);
+#pragma omp parallel for schedule(dynamic) if (double(rows.size()) * double(k) * double(width) > kParallelWork)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      std::vector<double> sum(std::size_t(width), 0.0), abs_sum(std::size_t(width), 0.0);
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const double a = value(p.a, rows[r], kk);
+        const double* b_row = &b_block[std::size_t(kk * width)];
+        for (std::int64_t j = 0; j < width; ++j) {
+          sum[std::size_t(j)] += a * b_row[j];
+          abs_sum[std::size_t(j)] += std::fabs(a * b_row[j]);
+        }
+      }
+      for (std::int64_t j = 0; j < width; ++j) {
+        sums[std::int64_t(r) * n + j0 + j] = alpha * sum[std::size_t(j)];
+        abs_sums[std::int64_t(r) * n + j0 + j] = std::fabs(alpha) * abs_sum[std::size_t(j)];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// ---- the problem, the reference and the bound -------------------------------------------------
+
+// matmul_problem_error is in kernels/matmul.cpp, shared with the CUDA table.
+
+void matmul_reference(const MatmulProblem& p) {
+  if (auto error = matmul_problem_error(p)) throw std::invalid_argument("matmul_reference: " + *error);
+  const std::int64_t m = p.m(), n = p.n();
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < m; ++i) rows[std::size_t(i)] = i;
+  std::vector<double> sums(std::size_t(m * n)), abs_sums(std::size_t(m * n));
+  reference_rows(p, rows, sums.data(), abs_sums.data(), true);
+  auto* c = static_cast<unsigned char*>(p.c.data);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      store_element(c + (p.c.offset + i * p.c.strides[0] + j * p.c.strides[1]) * std::int64_t(p.c.element_size()),
+                    p.c.dtype, sums[std::size_t(i * n + j)]);
+}
+
+void matmul_reference_rows(const MatmulProblem& p, std::span<const std::int64_t> rows, double* sums,
+                           double* abs_sums) {
+  if (auto error = matmul_problem_error(p)) throw std::invalid_argument("matmul_reference_rows: " + *error);
+  for (std::int64_t i : rows)
+    if (i < 0 || i >= p.m()) throw std::out_of_range("matmul_reference_rows: row " + std::to_string(i) + " of " + p.c.str());
+  reference_rows(p, rows, sums, abs_sums, false);
+}
+
+Tolerance matmul_tolerance(const MatmulProblem& p, const MatmulInfo& variant) {
+  const ComputeModeInfo& mode = compute_mode_info(p.mode);
+  const std::int64_t k = p.k();
+  Tolerance bound;
+  if (variant.narrow_accumulation > 0) {
+    // Blocks of `block` products summed in the narrow dtype (each step rounds the partial sum),
+    // then ceil(k / block) additions in f32.
+    const std::int64_t block = variant.narrow_accumulation;
+    bound = accumulation_tolerance(mode.a, mode.a, p.c.dtype, std::min(k, block));
+    bound.rtol += double((k + block - 1) / block) * unit_roundoff(DType::f32);
+  } else {
+    bound = accumulation_tolerance(mode.a, mode.accumulate, p.c.dtype, k);
+  }
+  if (p.mode == ComputeMode::tf32) bound.rtol += 2 * std::ldexp(1.0, -10);
+  return bound;
+}
+
+namespace {
+
+constexpr int kMaxRows = 14;  // the largest micro-tile height (mr)
+
+// ---- operands and packing ---------------------------------------------------------------------
+
+// A 2-D operand as the packing reads it: element (r, c) at base + (r·rs + c·cs)·size bytes.
+struct View {
+  const unsigned char* base;
+  std::int64_t rows, cols, rs, cs, size;
+
+  explicit View(const TensorRef& t)
+      : base(static_cast<const unsigned char*>(t.element_data())),
+        rows(t.sizes[0]),
+        cols(t.sizes[1]),
+        rs(t.strides[0]),
+        cs(t.strides[1]),
+        size(std::int64_t(t.element_size())) {}
+  const unsigned char* at(std::int64_t r, std::int64_t c) const { return base + (r * rs + c * cs) * size; }
+};
+
+// Element decoders: what a packed panel holds for one stored element.
+template <class T>
+T load_raw(const unsigned char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof value);
+  return value;
+}
+
+std::array<float, 256> fp8_table(DType dtype) {
+  std::array<float, 256> table{};
+  for (std::uint32_t bits = 0; bits < 256; ++bits) table[bits] = decode_f32(dtype, bits);
+  return table;
+}
+const std::array<float, 256> kE4M3 = fp8_table(DType::f8e4m3), kE5M2 = fp8_table(DType::f8e5m2);
+
+// `bytes`: the stored element's size (a compile-time step for contiguous rows, which then vectorize).
+struct FromF32 {
+  static constexpr std::int64_t bytes = 4;
+  static float get(const unsigned char* p) { return load_raw<float>(p); }
+};
+struct FromF64 {
+  static constexpr std::int64_t bytes = 8;
+  static double get(const unsigned char* p) { return load_raw<double>(p); }
+};
+struct FromBf16 {
+  static constexpr std::int64_t bytes = 2;
+  static float get(const unsigned char* p) { return std::bit_cast<float>(std::uint32_t(load_raw<std::uint16_t>(p)) << 16); }
+};
+struct FromF16 {
+  static constexpr std::int64_t bytes = 2;
+  static float get(const unsigned char* p) { return fast::decode_f32<fast::F16>(load_raw<std::uint16_t>(p)); }
+};
+struct FromE4M3 {
+  static constexpr std::int64_t bytes = 1;
+  static float get(const unsigned char* p) { return kE4M3[*p]; }
+};
+struct FromE5M2 {
+  static constexpr std::int64_t bytes = 1;
+  static float get(const unsigned char* p) { return kE5M2[*p]; }
+};
+struct Bits16 {
+  static constexpr std::int64_t bytes = 2;
+  static std::uint16_t get(const unsigned char* p) { return load_raw<std::uint16_t>(p); }
+};
+
+// One A sliver: rows i0 .. i0+mr of k columns p0 .. p0+kc, stored [kk][r] (zero past m). The
+// sliver is written in order, reading the mr rows side by side (each row is read along k).
+template <class From, class P>
+void pack_a(const View& a, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, P* dst) {
+  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
+  const unsigned char* row[kMaxRows];
+  for (int r = 0; r < rows; ++r) row[r] = a.at(i0 + r, p0);
+  const std::int64_t step = a.cs * a.size;
+  for (std::int64_t kk = 0; kk < kc; ++kk, dst += mr) {
+    for (int r = 0; r < rows; ++r) dst[r] = From::get(row[r] + kk * step);
+    for (int r = rows; r < mr; ++r) dst[r] = P{};
+  }
+}
+
+// One B sliver: columns j0 .. j0+nr of rows p0 .. p0+kc, stored [kk][c] (zero past n).
+template <class From, class P>
+void pack_b(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, P* dst) {
+  const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
+  for (std::int64_t kk = 0; kk < kc; ++kk) {
+    const unsigned char* src = b.at(p0 + kk, j0);
+    P* out = dst + kk * nr;
+    if (b.cs == 1) {  // contiguous rows: a compile-time step
+      for (int c = 0; c < cols; ++c) out[c] = From::get(src + c * From::bytes);
+    } else {
+      for (int c = 0; c < cols; ++c) out[c] = From::get(src + c * b.cs * From::bytes);
+    }
+    for (int c = cols; c < nr; ++c) out[c] = P{};
+  }
+}
+
+// bf16 pairs for vdpbf16ps: step s of a sliver holds k = 2s (low half) and 2s+1 (high half).
+std::uint32_t bf16_pair(const View& t, std::int64_t r, std::int64_t c, std::int64_t c_end, bool along_cols) {
+  const auto at = [&](std::int64_t cc) -> std::uint32_t {
+    if (cc >= c_end) return 0;
+    return load_raw<std::uint16_t>(along_cols ? t.at(r, cc) : t.at(cc, r));
+  };
+  return at(c) | at(c + 1) << 16;
+}
+
+void pack_a_pairs(const View& a, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, std::uint32_t* dst) {
+  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
+  const std::int64_t steps = (kc + 1) / 2;
+  for (std::int64_t s = 0; s < steps; ++s)
+    for (int r = 0; r < mr; ++r) dst[s * mr + r] = r < rows ? bf16_pair(a, i0 + r, p0 + 2 * s, p0 + kc, true) : 0;
+}
+
+void pack_b_pairs(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, std::uint32_t* dst) {
+  const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
+  const std::int64_t steps = (kc + 1) / 2;
+  for (std::int64_t s = 0; s < steps; ++s)
+    for (int c = 0; c < nr; ++c) dst[s * nr + c] = c < cols ? bf16_pair(b, j0 + c, p0 + 2 * s, p0 + kc, false) : 0;
+}
+
+// ---- micro-kernels ------------------------------------------------------------------------------
+// Each computes one mr x nr tile of C from an A sliver and a B sliver of `steps` packed k steps:
+// c[r·ldc + j] (+)= Σ a[s·mr + r]·b[s·nr + j] (accumulate: add to what C holds).
+
+template <class T, int MR, int NR>
+void ukr_plain(std::int64_t steps, const T* a, const T* b, T* c, std::int64_t ldc, bool accumulate) {
+  T acc[MR][NR] = {};
+  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += NR)
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NR; ++j) acc[r][j] += a[r] * b[j];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NR; ++j) c[r * ldc + j] = (accumulate ? c[r * ldc + j] : T{}) + acc[r][j];
+}
+
+// Note [prefetching C]: a tile of C is loaded once per k block, after the k loop; its lines are
+// requested first so that they arrive while the FMAs run.
+template <class T>
+inline void prefetch_tile(const T* c, std::int64_t ldc, int rows, int bytes_per_row) {
+  for (int r = 0; r < rows; ++r)
+    for (int offset = 0; offset < bytes_per_row; offset += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc) + offset, _MM_HINT_T0);
+}
+
+// The FMA micro-kernel (matmul_fma.inc), compiled for AVX-512 (namespace zmm) and AVX2 (ymm):
+// one template, each ISA's vector types and operations around it.
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace zmm {
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  using type = __m512;
+  static constexpr int lanes = 16;
+};
+template <>
+struct Vec<double> {
+  using type = __m512d;
+  static constexpr int lanes = 8;
+};
+inline __m512 zero(float) { return _mm512_setzero_ps(); }
+inline __m512d zero(double) { return _mm512_setzero_pd(); }
+inline __m512 load(const float* p) { return _mm512_load_ps(p); }
+inline __m512d load(const double* p) { return _mm512_load_pd(p); }
+inline __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512d loadu(const double* p) { return _mm512_loadu_pd(p); }
+inline void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+inline void storeu(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
+inline __m512 broadcast(const float* p) { return _mm512_set1_ps(*p); }
+inline __m512d broadcast(const double* p) { return _mm512_set1_pd(*p); }
+inline __m512 fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+inline __m512d fmadd(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
+inline __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+inline __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+#include "matmul_fma.inc"
+}  // namespace zmm
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace ymm {
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  using type = __m256;
+  static constexpr int lanes = 8;
+};
+template <>
+struct Vec<double> {
+  using type = __m256d;
+  static constexpr int lanes = 4;
+};
+inline __m256 zero(float) { return _mm256_setzero_ps(); }
+inline __m256d zero(double) { return _mm256_setzero_pd(); }
+inline __m256 load(const float* p) { return _mm256_load_ps(p); }
+inline __m256d load(const double* p) { return _mm256_load_pd(p); }
+inline __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256d loadu(const double* p) { return _mm256_loadu_pd(p); }
+inline void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+inline void storeu(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
+inline __m256 broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+inline __m256d broadcast(const double* p) { return _mm256_broadcast_sd(p); }
+inline __m256 fmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+inline __m256d fmadd(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
+inline __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+inline __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
+#include "matmul_fma.inc"
+}  // namespace ymm
+#pragma GCC pop_options
+
+// bf16 pairs: a step is two k; vdpbf16ps adds both products of a pair to an f32 lane.
+template <int MR>
+__attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps, const std::uint32_t* a,
+                                                              const std::uint32_t* b, float* c, std::int64_t ldc,
+                                                              bool accumulate) {
+  __m512 acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  prefetch_tile(c, ldc, MR, 128);
+  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 32) {
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(b), b1 = (__m512bh)_mm512_load_si512(b + 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh ar = (__m512bh)_mm512_set1_epi32(int(a[r]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, b0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
+    }
+  }
+  zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
+}
+
+// f16 products summed in f16 (32 lanes a register) for kFp16Block steps, then converted and
+// added to f32 accumulators: twice the f32 FMA rate, at the cost of kFp16Block f16 roundings
+// per block (matmul_tolerance allows for them: MatmulInfo::narrow_accumulation).
+constexpr int kFp16Block = 16;
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512fp16"))) void ukr_fp16(std::int64_t steps, const std::uint16_t* a,
+                                                                     const std::uint16_t* b, float* c,
+                                                                     std::int64_t ldc, bool accumulate) {
+  __m512 acc[MR][2];  // f32: columns 0-15, 16-31
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  prefetch_tile(c, ldc, MR, 128);
+  for (std::int64_t s0 = 0; s0 < steps; s0 += kFp16Block) {
+    const std::int64_t s_end = std::min<std::int64_t>(steps, s0 + kFp16Block);
+    __m512h sum[MR];
+    for (int r = 0; r < MR; ++r) sum[r] = _mm512_setzero_ph();
+    for (std::int64_t s = s0; s < s_end; ++s) {
+      const __m512h bs = _mm512_castsi512_ph(_mm512_load_si512(b + s * 32));
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+        sum[r] = _mm512_fmadd_ph(_mm512_castsi512_ph(_mm512_set1_epi16(std::int16_t(a[s * MR + r]))), bs, sum[r]);
+    }
+    for (int r = 0; r < MR; ++r) {
+      const __m512i bits = _mm512_castph_si512(sum[r]);
+      acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_cvtph_ps(_mm512_castsi512_si256(bits)));
+      acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_cvtph_ps(_mm512_extracti64x4_epi64(bits, 1)));
+    }
+  }
+  zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
+}
+
+// ---- the loops ----------------------------------------------------------------------------------
+
+// A kernel and its blocking: P is what the panels hold, T what C accumulates in.
+template <class P, class T>
+struct Kernel {
+  int mr, nr;                // the micro-tile
+  int k_per_step;            // k elements per packed step: 1, or 2 (bf16 pairs)
+  std::int64_t kc, mc, nc;   // k block (a multiple of k_per_step), A panel rows, B block columns (x nr)
+  void (*pack_a)(const View&, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, P* dst);
+  void (*pack_b)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, P* dst);
+  void (*ukr)(std::int64_t steps, const P* a, const P* b, T* c, std::int64_t ldc, bool accumulate);
+};
+
+constexpr int kMaxTile = 14 * 32;  // the largest mr x nr
+
+// 64-byte aligned scratch memory (packed panels, workspaces), first touched by the thread that
+// uses it.
+template <class T>
+struct AlignedArray {
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> memory;
+  T* data = nullptr;
+  explicit AlignedArray(std::int64_t count) {
+    const std::size_t bytes = (std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
+    memory.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
+    if (!memory) throw std::bad_alloc();
+    data = memory.get();
+  }
+};
+
+// Where the boundaries of `parts` near-equal shares of [0, count) lie, in multiples of `unit`.
+std::int64_t share_boundary(std::int64_t count, int parts, int index, std::int64_t unit) {
+  if (index >= parts) return count;
+  const std::int64_t units = (count + unit - 1) / unit;
+  return std::min(count, units * index / parts * unit);
+}
+
+// How many ways the threads split n (the rest split m): the split that packs the fewest elements
+// (each thread packs the A rows and B columns of its block of C), keeping at least two
+// micro-tiles per share.
+int column_ways(std::int64_t m, std::int64_t n, std::int64_t k, int threads, int mr, int nr) {
+  int best = 1;
+  double best_packed = -1;
+  for (int ways = 1; ways <= threads; ++ways) {
+    if (threads % ways) continue;
+    const int row_ways = threads / ways;
+    if (ways > 1 && n < std::int64_t(ways) * 2 * nr) continue;
+    if (row_ways > 1 && m < std::int64_t(row_ways) * 2 * mr) continue;
+    const double packed = double(m) * double(k) * ways + double(k) * double(n) * row_ways;
+    if (best_packed < 0 || packed <= best_packed) best = ways, best_packed = packed;
+  }
+  return best;
+}
+
+// Packing buffers for one problem, made in prepare() and reused by every call: an A panel and a
+// B block per thread.
+template <class P>
+struct Panels {
+  int threads;
+  std::vector<AlignedArray<P>> a, b;
+  Panels(int thread_count, std::int64_t a_elements, std::int64_t b_elements) : threads(thread_count) {
+    for (int t = 0; t < threads; ++t) {
+      a.emplace_back(a_elements);
+      b.emplace_back(b_elements);
+    }
+  }
+};
+
+template <class P, class T>
+std::shared_ptr<Panels<P>> make_panels(const Kernel<P, T>& kernel, std::int64_t m, std::int64_t k) {
+  const std::int64_t steps = (std::min(kernel.kc, k) + kernel.k_per_step - 1) / kernel.k_per_step;
+  const std::int64_t a_rows = (std::min(kernel.mc, m) + kernel.mr - 1) / kernel.mr * kernel.mr;
+  return std::make_shared<Panels<P>>(omp_get_max_threads(), a_rows * steps, kernel.nc * steps);
+}
+
+// One thread's block of C (rows i_begin .. i_end, columns j_begin .. j_end): Note [the loops].
+template <class P, class T>
+void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_t ldc, std::int64_t i_begin,
+                std::int64_t i_end, std::int64_t j_begin, std::int64_t j_end, P* a_panel, P* b_panel) {
+  const std::int64_t k = a.cols;
+  // B blocks of near-equal width, at most K.nc.
+  const std::int64_t width = j_end - j_begin;
+  const std::int64_t nc_blocks = std::max<std::int64_t>(1, (width + K.nc - 1) / K.nc);
+  const std::int64_t nc = ((width + nc_blocks - 1) / nc_blocks + K.nr - 1) / K.nr * K.nr;
+  alignas(64) T edge[kMaxTile];
+  for (std::int64_t i0 = i_begin; i0 < i_end; i0 += K.mc) {
+    const std::int64_t a_slivers = (std::min(K.mc, i_end - i0) + K.mr - 1) / K.mr;
+    for (std::int64_t p0 = 0; p0 < k; p0 += K.kc) {
+      const std::int64_t kcur = std::min(K.kc, k - p0);
+      const std::int64_t steps = (kcur + K.k_per_step - 1) / K.k_per_step;
+      for (std::int64_t s = 0; s < a_slivers; ++s) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
+      for (std::int64_t j0 = j_begin; j0 < j_end; j0 += nc) {
+        const std::int64_t ncur = std::min(nc, j_end - j0);
+        const std::int64_t b_slivers = (ncur + K.nr - 1) / K.nr;
+        for (std::int64_t sb = 0; sb < b_slivers; ++sb) K.pack_b(b, p0, kcur, j0 + sb * K.nr, K.nr, b_panel + sb * K.nr * steps);
+        for (std::int64_t s = 0; s < a_slivers; ++s) {
+          const std::int64_t i = i0 + s * K.mr;
+          const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
+          const P* a_sliver = a_panel + s * K.mr * steps;
+          for (std::int64_t sb = 0; sb < b_slivers; ++sb) {
+            const std::int64_t j = j0 + sb * K.nr;
+            const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
+            const P* b_sliver = b_panel + sb * K.nr * steps;
+            if (rows == K.mr && cols == K.nr) {
+              K.ukr(steps, a_sliver, b_sliver, c + i * ldc + j, ldc, p0 > 0);
+              continue;
+            }
+            K.ukr(steps, a_sliver, b_sliver, edge, K.nr, false);
+            for (int r = 0; r < rows; ++r)
+              for (int cc = 0; cc < cols; ++cc) {
+                T& out = c[(i + r) * ldc + j + cc];
+                out = (p0 > 0 ? out : T{}) + edge[r * K.nr + cc];
+              }
+          }
+        }
+      }
+    }
+  }
+}
+
+// C (T, unit column stride, row stride ldc) = A·B by `kernel`. Each thread computes its own
+// block of C, a tm x tn grid of them, packing what its block needs: no thread waits for another
+// until the end (on a shared machine, a thread that loses its core then delays only itself).
+template <class P, class T>
+void gemm(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_t ldc, Panels<P>& panels) {
+  const std::int64_t m = a.rows, k = a.cols, n = b.cols;
+  const int threads = double(m) * double(n) * double(k) > kParallelWork ? std::min(panels.threads, omp_get_max_threads()) : 1;
+  const int tn = column_ways(m, n, k, threads, K.mr, K.nr), tm = threads / tn;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const int tn_i = t % tn, tm_i = t / tn;
+    const std::int64_t i_begin = share_boundary(m, tm, tm_i, K.mr), i_end = share_boundary(m, tm, tm_i + 1, K.mr);
+    const std::int64_t j_begin = share_boundary(n, tn, tn_i, K.nr), j_end = share_boundary(n, tn, tn_i + 1, K.nr);
+    if (i_begin < i_end && j_begin < j_end)
+      gemm_block(K, a, b, c, ldc, i_begin, i_end, j_begin, j_end, panels.a[std::size_t(t)].data,
+                 panels.b[std::size_t(t)].data);
+  }
+}
+
+// ---- the variants' plumbing ---------------------------------------------------------------------
+
+// C's element (i, j) = value, rounded once to C's dtype.
+void write_outputs(const TensorRef& c, const auto* values, double alpha) {
+  const std::int64_t m = c.sizes[0], n = c.sizes[1];
+  auto* base = static_cast<unsigned char*>(c.element_data());
+  const std::int64_t size = std::int64_t(c.element_size());
+#pragma omp parallel for schedule(static) if (double(m) * double(n) > kParallelWork)
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      unsigned char* out = base + (i * c.strides[0] + j * c.strides[1]) * size;
+      const double v = alpha * double(values[i * n + j]);
+      switch (c.dtype) {
+        case DType::f32: {
+          const float f = float(v);
+          std::memcpy(out, &f, 4);
+          break;
+        }
+        case DType::f64: std::memcpy(out, &v, 8); break;
+        case DType::f16:
+        case DType::bf16: {
+          const auto bits = std::uint16_t(encode_f32(c.dtype, float(v)));
+          std::memcpy(out, &bits, 2);
+          break;
+        }
+        default: store_element(out, c.dtype, v);
+      }
+    }
+}
+
+// C of the accumulator type with unit column stride, rows not overlapping, no scale: accumulated
+// in place. Otherwise through a workspace.
+template <class T>
+bool writes_in_place(const MatmulProblem& p) {
+  const DType accumulator = std::is_same_v<T, double> ? DType::f64 : DType::f32;
+  const std::int64_t m = p.m(), n = p.n();
+  return p.c.dtype == accumulator && (n == 1 || p.c.strides[1] == 1) && (m == 1 || p.c.strides[0] >= n) &&
+         alpha_of(p) == 1.0;
+}
+
+template <class P, class T>
+Runner runner(const MatmulProblem& p, const Kernel<P, T>& kernel) {
+  const std::int64_t m = p.m(), n = p.n(), k = p.k();
+  if (m == 0 || n == 0) return [](Stream) {};
+  if (k == 0)
+    return [p](Stream) {
+      const std::vector<double> zeros(std::size_t(p.m() * p.n()), 0.0);
+      write_outputs(p.c, zeros.data(), 1.0);
+    };
+  auto panels = make_panels(kernel, m, k);
+  const View a(p.a), b(p.b);
+  if (writes_in_place<T>(p)) {
+    T* c = p.c.ptr<T>();
+    const std::int64_t ldc = m == 1 ? n : p.c.strides[0];
+    return [kernel, a, b, c, ldc, panels](Stream) { gemm(kernel, a, b, c, ldc, *panels); };
+  }
+  auto workspace = std::make_shared<AlignedArray<T>>(m * n);
+  return [kernel, a, b, panels, workspace, p](Stream) {
+    gemm(kernel, a, b, workspace->data, p.n(), *panels);
+    write_outputs(p.c, workspace->data, alpha_of(p));
+  };
+}
+
+// The packers of a panel of floats for the operand's dtype (decoded while packing).
+template <class P>
+struct Packers {
+  void (*a)(const View&, std::int64_t, int, std::int64_t, std::int64_t, P*);
+  void (*b)(const View&, std::int64_t, std::int64_t, std::int64_t, int, P*);
+};
+
+template <class From>
+Packers<float> f32_packers_from() {
+  return {pack_a<From, float>, pack_b<From, float>};
+}
+
+Packers<float> f32_packers(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return f32_packers_from<FromF32>();
+    case DType::bf16: return f32_packers_from<FromBf16>();
+    case DType::f16: return f32_packers_from<FromF16>();
+    case DType::f8e4m3: return f32_packers_from<FromE4M3>();
+    case DType::f8e5m2: return f32_packers_from<FromE5M2>();
+    case DType::f64: break;
+  }
+  throw std::logic_error("f32_packers: f64 is packed as f64");
+}
+
+// Blocking per kernel (Note [the loops]): the A sliver mr x kc in half the L1 (32 KiB on Zen 4
+// and recent Intel), the B block kc x nc in half the L2 (1 MiB; AVX2 kernels assume 512 KiB), the
+// A panel mc x kc a few MiB of the L3.
+enum class Isa { plain, avx2, avx512 };
+
+// The widest this CPU has; $FLOPSCOPE_MATMUL_ISA=avx2 (or plain) caps it, so that the tests
+// reach the AVX2 kernels on an AVX-512 machine.
+Isa widest_isa() {
+  const char* cap = std::getenv("FLOPSCOPE_MATMUL_ISA");
+  const std::string limit = cap ? cap : "avx512";
+  if (limit == "avx512" && !cpu_lacks({"avx512f"})) return Isa::avx512;
+  if (limit != "plain" && !cpu_lacks({"avx2", "fma"})) return Isa::avx2;
+  return Isa::plain;
+}
+
+Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
+  const Packers<float> pa = f32_packers(a_dtype), pb = f32_packers(b_dtype);
+  switch (isa) {
+    case Isa::avx512: return {14, 32, 1, 384, 14 * 220, 480, pa.a, pb.b, zmm::ukr<float, 14>};
+    case Isa::avx2: return {6, 16, 1, 384, 6 * 512, 192, pa.a, pb.b, ymm::ukr<float, 6>};
+    case Isa::plain: break;
+  }
+  return {4, 16, 1, 256, 4 * 256, 256, pa.a, pb.b, ukr_plain<float, 4, 16>};
+}
+
+Kernel<double, double> f64_kernel(Isa isa) {
+  constexpr auto pack_a64 = pack_a<FromF64, double>;
+  constexpr auto pack_b64 = pack_b<FromF64, double>;
+  switch (isa) {
+    case Isa::avx512: return {14, 16, 1, 192, 14 * 110, 320, pack_a64, pack_b64, zmm::ukr<double, 14>};
+    case Isa::avx2: return {6, 8, 1, 256, 6 * 256, 128, pack_a64, pack_b64, ymm::ukr<double, 6>};
+    case Isa::plain: break;
+  }
+  return {4, 8, 1, 256, 4 * 128, 128, pack_a64, pack_b64, ukr_plain<double, 4, 8>};
+}
+
+Runner prepare_packed(const MatmulProblem& p, Isa isa) {
+  if (p.mode == ComputeMode::f64) return runner(p, f64_kernel(isa));
+  return runner(p, f32_kernel(isa, p.a.dtype, p.b.dtype));
+}
+
+// ---- the variants ------------------------------------------------------------------------------
+
+// Every CPU variant: the problem is well formed and on the CPU.
+std::optional<std::string> cpu_problem_error(const MatmulProblem& p) {
+  if (auto error = matmul_problem_error(p)) return error;
+  if (!p.c.device.is_cpu()) return "a CPU kernel, not for " + p.c.device.str();
+  return std::nullopt;
+}
+
+// tf32 is a tensor-core mode: no CPU variant computes it.
+bool not_tf32(const MatmulProblem& p) { return p.mode != ComputeMode::tf32; }
+
+void run_naive(const MatmulProblem& p, Stream) { matmul_reference(p); }
+
+std::optional<std::string> own_unavailable(const MatmulProblem& p) { return cpu_problem_error(p); }
+
+Runner prepare_blocked(const MatmulProblem& p) { return prepare_packed(p, Isa::plain); }
+
+std::optional<std::string> microkernel_unavailable(const MatmulProblem& p) {
+  if (auto error = cpu_problem_error(p)) return error;
+  if (widest_isa() == Isa::plain) return cpu_lacks({"avx2", "fma"});
+  return std::nullopt;
+}
+
+Runner prepare_microkernel(const MatmulProblem& p) { return prepare_packed(p, widest_isa()); }
+
+bool computes_bf16(const MatmulProblem& p) { return p.mode == ComputeMode::bf16; }
+bool computes_f16(const MatmulProblem& p) { return p.mode == ComputeMode::f16; }
+
+std::optional<std::string> dpbf16_unavailable(const MatmulProblem& p) {
+  if (auto error = cpu_problem_error(p)) return error;
+  return cpu_lacks({"avx512f", "avx512_bf16"});
+}
+
+Runner prepare_dpbf16(const MatmulProblem& p) {
+  return runner(p, Kernel<std::uint32_t, float>{14, 32, 2, 768, 14 * 220, 480, pack_a_pairs, pack_b_pairs, ukr_dpbf16<14>});
+}
+
+std::optional<std::string> fp16_unavailable(const MatmulProblem& p) {
+  if (auto error = cpu_problem_error(p)) return error;
+  return cpu_lacks({"avx512f", "avx512bw", "avx512_fp16"});
+}
+
+Runner prepare_fp16(const MatmulProblem& p) {
+  return runner(p, Kernel<std::uint16_t, float>{8, 32, 1, 384, 8 * 384, 480, pack_a<Bits16, std::uint16_t>,
+                                                pack_b<Bits16, std::uint16_t>, ukr_fp16<8>});
+}
+
+constexpr auto cpu = Device::Kind::cpu;
+
+const std::array<MatmulVariant, 7> kVariants = {{
+    {"naive", "the reference loop: one output at a time, products and sums in f64", cpu, own_unavailable,
+     direct<MatmulProblem, run_naive>, not_tf32},
+    {"blocked", "cache-blocked, A and B packed into panels (narrow dtypes decoded to f32), plain C++ 4x16 inner kernel",
+     cpu, own_unavailable, prepare_blocked, not_tf32, {.emulated = true}},
+    {"microkernel",
+     "blocked + register-blocked micro-kernel at the widest vectors (AVX-512 14x32, else AVX2 6x16), OpenMP; "
+     "narrow dtypes emulated (decoded to f32 while packing)",
+     cpu, microkernel_unavailable, prepare_microkernel, not_tf32, {.emulated = true}},
+    {"microkernel_dpbf16", "microkernel on bf16 pairs by AVX512_BF16 vdpbf16ps, f32 accumulation, 14x32", cpu,
+     dpbf16_unavailable, prepare_dpbf16, computes_bf16},
+    {"microkernel_fp16", "microkernel by AVX512-FP16 vfmadd231ph: f16 sums of 16 products, then f32 accumulation, 8x32",
+     cpu, fp16_unavailable, prepare_fp16, computes_f16, {.narrow_accumulation = kFp16Block}},
+    {"onednn", "oneDNN's matmul primitive (PyTorch's CPU matmul)", cpu, onednn_matmul_unavailable,
+     onednn_matmul_prepare, not_tf32, {.vendor = true, .library = "oneDNN"}},
+    {"openblas", "OpenBLAS cblas_sgemm / cblas_dgemm (numpy's matmul)", cpu, openblas_matmul_unavailable,
+     openblas_matmul_prepare, not_tf32, {.vendor = true, .library = "OpenBLAS"}},
+}};
+
+}  // namespace
+
+std::span<const MatmulVariant> cpu_matmul_variants() { return kVariants; }
+
+}  // namespace flopscope::kernels

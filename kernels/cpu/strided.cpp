@@ -1,0 +1,663 @@
+// Strided copies on the CPU: dst (contiguous) = src (any view), .contiguous() of a view.
+// strided.hpp says how a problem becomes a plan of rows, a transpose or a gather.
+//
+// Variants (each on every OpenMP thread):
+//   naive    the output in row-major order, one contiguous chunk of it per thread, one element at
+//            a time from src's strides (an index counter, no division per element): a plain loop.
+//   blocked  by the plan's kind: rows by memcpy; transposes in tiles of 128 x 128 bytes' worth of
+//            elements through an L1 buffer (src rows in, dst rows out), so that every line is read
+//            or written whole, once; gathers element by element.
+//   simd     blocked, with the tiles transposed in registers at the widest vector width the CPU
+//            has (AVX-512: 16 x 16 4-byte and 8 x 8 8-byte elements in zmm; AVX2: 8 x 8 and 4 x 4
+//            in ymm; 2-byte 16 x 16 in ymm and 1-byte 16 x 16 in xmm on both) straight from src to
+//            dst, in blocks one micro-tile high and 4 KiB of each src row long (src rows read in
+//            order a page at a time, dst rows written in order a line at a time); rows by vector
+//            copies, expanded columns by broadcast stores, and non-temporal stores when src and
+//            dst together exceed the last-level cache (on a 64-byte aligned destination).
+//            AVX-512 or AVX2 chosen at run time; a CPU with neither is a skip that says so.
+//   reorder  oneDNN's reorder primitive on the view's own dims and strides (the vendor reference;
+//            PyTorch runs it for its mkldnn tensors, its plain .contiguous() has its own copy
+//            loop). Elements move as u8, bf16 or s32 by size, 8-byte ones as two s32.
+#include "flopscope/kernels/strided.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <stdexcept>
+
+#include "isa.hpp"
+#include "parallel.hpp"
+#ifdef FLOPSCOPE_HAVE_ONEDNN
+#include "dnnl_util.hpp"
+#endif
+
+// GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsic headers as
+// uninitialized (GCC bug 105593); nothing of ours is.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace flopscope::kernels {
+
+std::optional<std::string> needs_contiguous_destination(const CopyProblem& problem) {
+  const TensorRef &dst = problem.dst, &src = problem.src;
+  if (!dst.is_contiguous()) return "needs a contiguous destination (" + dst.str() + ")";
+  if (!std::equal(dst.shape().begin(), dst.shape().end(), src.shape().begin(), src.shape().end()) ||
+      dst.element_size() != src.element_size())
+    return "operands differ in shape or element size (" + dst.str() + " <- " + src.str() + ")";
+  return std::nullopt;
+}
+
+StridedPlan plan_strided_copy(const CopyProblem& problem) {
+  const TensorRef& src = problem.src;
+  StridedPlan plan;
+  plan.element_size = static_cast<std::int64_t>(src.element_size());
+  plan.numel = src.numel();
+  if (plan.numel == 0) return plan;
+  // Innermost first: drop size-1 dimensions, merge a dimension into the one inside it where src
+  // continues (stride = inner stride x inner size; two stride-0 dimensions merge too).
+  std::array<std::int64_t, kMaxDims> sizes{}, strides{};
+  int n = 0;
+  for (int d = src.dims - 1; d >= 0; --d) {
+    if (src.sizes[d] == 1) continue;
+    if (n > 0 && src.strides[d] == strides[n - 1] * sizes[n - 1]) {
+      sizes[n - 1] *= src.sizes[d];
+      continue;
+    }
+    sizes[n] = src.sizes[d];
+    strides[n] = src.strides[d];
+    ++n;
+  }
+  plan.dims = n;
+  std::int64_t stride = 1;
+  for (int i = n - 1; i >= 0; --i) {
+    plan.sizes[i] = sizes[n - 1 - i];
+    plan.src_strides[i] = strides[n - 1 - i];
+    plan.dst_strides[i] = stride;
+    stride *= plan.sizes[i];
+  }
+  if (n == 0 || plan.src_strides[n - 1] == 1) return plan;  // rows
+  for (int d = n - 2; d >= 0 && plan.src_strides[n - 1] != 0; --d)
+    if (plan.src_strides[d] == 1) {
+      plan.kind = StridedPlan::Kind::transpose;
+      plan.pivot = d;
+      return plan;
+    }
+  plan.kind = StridedPlan::Kind::gather;
+  return plan;
+}
+
+namespace {
+
+// ---- walking a plan ----
+
+// The dimensions of a plan that a loop steps through (all of them, the outer ones of rows, the
+// batch of a transpose), with the src and dst offsets of the current index.
+struct Walker {
+  int dims = 0;
+  std::array<std::int64_t, kMaxDims> sizes{}, src_strides{}, dst_strides{}, index{};
+  std::int64_t src = 0, dst = 0;
+
+  // The plan's dimensions except `skip_a` and `skip_b` (-1: none).
+  Walker(const StridedPlan& plan, int skip_a, int skip_b) {
+    for (int d = 0; d < plan.dims; ++d) {
+      if (d == skip_a || d == skip_b) continue;
+      sizes[dims] = plan.sizes[d];
+      src_strides[dims] = plan.src_strides[d];
+      dst_strides[dims] = plan.dst_strides[d];
+      ++dims;
+    }
+  }
+  // Reorders the dimensions so that the walk goes through src in storage order (the largest src
+  // stride outermost; stable, so dst order breaks ties).
+  void in_src_order() {
+    std::array<int, kMaxDims> order{};
+    for (int d = 0; d < dims; ++d) order[std::size_t(d)] = d;
+    std::stable_sort(order.begin(), order.begin() + dims, [&](int a, int b) { return src_strides[std::size_t(a)] > src_strides[std::size_t(b)]; });
+    const Walker old = *this;
+    for (int d = 0; d < dims; ++d) {
+      const auto from = std::size_t(order[std::size_t(d)]);
+      sizes[std::size_t(d)] = old.sizes[from];
+      src_strides[std::size_t(d)] = old.src_strides[from];
+      dst_strides[std::size_t(d)] = old.dst_strides[from];
+    }
+  }
+  std::int64_t count() const {
+    std::int64_t n = 1;
+    for (int d = 0; d < dims; ++d) n *= sizes[d];
+    return n;
+  }
+  void seek(std::int64_t linear) {
+    src = dst = 0;
+    for (int d = dims - 1; d >= 0; --d) {
+      index[d] = linear % sizes[d];
+      linear /= sizes[d];
+      src += index[d] * src_strides[d];
+      dst += index[d] * dst_strides[d];
+    }
+  }
+  void next() {
+    for (int d = dims - 1; d >= 0; --d) {
+      src += src_strides[d];
+      dst += dst_strides[d];
+      if (++index[d] < sizes[d]) return;
+      src -= src_strides[d] * sizes[d];
+      dst -= dst_strides[d] * sizes[d];
+      index[d] = 0;
+    }
+  }
+};
+
+// fn(T{}) with T the unsigned integer of the plan's element size: elements move as bits.
+template <class Fn>
+void by_element_size(std::int64_t size, Fn&& fn) {
+  switch (size) {
+    case 1: return fn(std::uint8_t{});
+    case 2: return fn(std::uint16_t{});
+    case 4: return fn(std::uint32_t{});
+    case 8: return fn(std::uint64_t{});
+  }
+  throw std::invalid_argument("strided copy: elements of " + std::to_string(size) + " bytes");
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Work below this many bytes stays on one thread.
+constexpr std::int64_t kParallelBytes = std::int64_t{1} << 16;
+
+bool streaming(const StridedPlan& plan) {
+  return 2 * plan.numel * plan.element_size > static_cast<std::int64_t>(cpu_streaming_threshold_bytes());
+}
+
+// ---- naive ----
+
+template <class T>
+void naive_typed(const StridedPlan& plan, T* dst, const T* src) {
+  parallel_chunks(std::size_t(plan.numel), 64 / sizeof(T), std::size_t(kParallelBytes) / sizeof(T),
+                  [&](std::size_t begin, std::size_t count) {
+                    Walker w(plan, -1, -1);
+                    w.seek(std::int64_t(begin));
+                    T* out = dst + begin;
+                    for (std::size_t i = 0; i < count; ++i, w.next()) out[i] = src[w.src];
+                  });
+}
+
+void strided_naive(const CopyProblem& p, Stream) {
+  const StridedPlan plan = plan_strided_copy(p);
+  if (plan.numel == 0) return;
+  by_element_size(plan.element_size, [&](auto tag) {
+    using T = decltype(tag);
+    naive_typed(plan, p.dst.ptr<T>(), p.src.ptr<const T>());
+  });
+}
+
+// ---- the three kinds, for blocked and simd ----
+
+// The rows of a plan (sizes[dims-1] elements, src_strides[dims-1] apart in src) in pieces of at
+// most 16 KiB of dst: row_fn(dst_piece, src_piece, length) per piece, pieces split across threads
+// (so that one long row, a merged slice's, still keeps every thread busy), in src's storage
+// order: src is read as a stream and dst rows are written whole wherever they go (split heads:
+// 28 GB/s instead of 6 on one Zen 4 core, where dst order read 256-byte rows 3 KiB apart).
+template <class T, class RowFn>
+void for_each_row(const StridedPlan& plan, T* dst, const T* src, RowFn&& row_fn) {
+  const int inner = plan.dims - 1;
+  const std::int64_t length = inner >= 0 ? plan.sizes[inner] : 1, step = inner >= 0 ? plan.src_strides[inner] : 0;
+  const std::int64_t piece = 16384 / std::int64_t(sizeof(T)), pieces = ceil_div(length, piece);
+  Walker outer(plan, inner, -1);
+  outer.in_src_order();
+  const std::int64_t items = outer.count() * pieces;
+  const std::int64_t min_items = std::max<std::int64_t>(1, kParallelBytes / (std::min(length, piece) * std::int64_t(sizeof(T))));
+  parallel_chunks(std::size_t(items), 1, std::size_t(min_items), [&](std::size_t begin, std::size_t count) {
+    Walker w = outer;
+    w.seek(std::int64_t(begin) / pieces);
+    std::int64_t p = std::int64_t(begin) % pieces;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::int64_t j0 = p * piece;
+      row_fn(dst + w.dst + j0, src + w.src + j0 * step, std::min(piece, length - j0));
+      if (++p == pieces) {
+        p = 0;
+        w.next();
+      }
+    }
+    _mm_sfence();  // non-temporal stores, if any, are weakly ordered
+  });
+}
+
+// A transpose: out[r][c] = in[c * S + r] over the pivot (r) and innermost (c) dimensions, per
+// batch index, in blocks of `block_rows` x `block_cols` elements; tile_fn(dst, src, rows, cols, S, D)
+// per block, blocks split across threads. Within a thread, blocks go along dst rows (c fastest).
+template <class T, class TileFn>
+void for_each_tile(const StridedPlan& plan, T* dst, const T* src, std::int64_t block_rows, std::int64_t block_cols,
+                   TileFn&& tile_fn) {
+  const int p = plan.pivot, in = plan.dims - 1;
+  const std::int64_t rows = plan.sizes[p], cols = plan.sizes[in];
+  const std::int64_t S = plan.src_strides[in], D = plan.dst_strides[p];
+  Walker batch(plan, p, in);
+  const std::int64_t row_blocks = ceil_div(rows, block_rows), col_blocks = ceil_div(cols, block_cols);
+  const std::int64_t blocks = batch.count() * row_blocks * col_blocks;
+  const std::int64_t min_blocks = std::max<std::int64_t>(1, kParallelBytes / (block_rows * block_cols * std::int64_t(sizeof(T))));
+  parallel_chunks(std::size_t(blocks), 1, std::size_t(min_blocks), [&](std::size_t begin, std::size_t count) {
+    Walker w = batch;
+    for (std::size_t i = begin; i < begin + count; ++i) {
+      const auto item = std::int64_t(i);
+      const std::int64_t b = item / (row_blocks * col_blocks), within = item % (row_blocks * col_blocks);
+      const std::int64_t rb = within / col_blocks, cb = within % col_blocks;
+      w.seek(b);
+      const std::int64_t r0 = rb * block_rows, c0 = cb * block_cols;
+      tile_fn(dst + w.dst + r0 * D + c0, src + w.src + c0 * S + r0, std::min(block_rows, rows - r0),
+              std::min(block_cols, cols - c0), S, D);
+    }
+    _mm_sfence();
+  });
+}
+
+template <class T>
+void tile_scalar(T* dst, const T* src, std::int64_t rows, std::int64_t cols, std::int64_t S, std::int64_t D) {
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = 0; r < rows; ++r) dst[r * D + c] = src[c * S + r];
+}
+
+// blocked's tiles: 128 bytes' worth of elements square, 16 at least (an L1-resident buffer of
+// 16 KiB at most).
+template <class T>
+constexpr std::int64_t kBlockedSide = std::max<std::int64_t>(16, 128 / std::int64_t(sizeof(T)));
+
+// A tile through an L1 buffer: src rows in whole, then dst rows out whole, so that every line is
+// read or written once even where both row pitches are powers of two (whose lines all fall in one
+// L1 set: a tile walked in place evicts its own lines before it is done with them).
+template <class T>
+void tile_buffered(T* dst, const T* src, std::int64_t rows, std::int64_t cols, std::int64_t S, std::int64_t D) {
+  alignas(64) T buffer[kBlockedSide<T> * kBlockedSide<T>];
+  for (std::int64_t c = 0; c < cols; ++c) std::memcpy(buffer + c * rows, src + c * S, std::size_t(rows) * sizeof(T));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) dst[r * D + c] = buffer[c * rows + r];
+}
+
+template <class T>
+void gather_row(T* dst, const T* src, std::int64_t length, std::int64_t stride) {
+  for (std::int64_t j = 0; j < length; ++j) dst[j] = src[j * stride];
+}
+
+// ---- blocked ----
+
+template <class T>
+void blocked_typed(const StridedPlan& plan, T* dst, const T* src) {
+  switch (plan.kind) {
+    case StridedPlan::Kind::rows:
+      for_each_row(plan, dst, src, [](T* out, const T* in, std::int64_t n) { std::memcpy(out, in, std::size_t(n) * sizeof(T)); });
+      return;
+    case StridedPlan::Kind::transpose:
+      for_each_tile(plan, dst, src, kBlockedSide<T>, kBlockedSide<T>, tile_buffered<T>);
+      return;
+    case StridedPlan::Kind::gather: {
+      const std::int64_t stride = plan.src_strides[plan.dims - 1];
+      for_each_row(plan, dst, src, [stride](T* out, const T* in, std::int64_t n) { gather_row(out, in, n, stride); });
+      return;
+    }
+  }
+}
+
+void strided_blocked(const CopyProblem& p, Stream) {
+  const StridedPlan plan = plan_strided_copy(p);
+  if (plan.numel == 0) return;
+  by_element_size(plan.element_size, [&](auto tag) {
+    using T = decltype(tag);
+    blocked_typed(plan, p.dst.ptr<T>(), p.src.ptr<const T>());
+  });
+}
+
+// ---- simd: in-register transposes ----
+//
+// Each micro-kernel transposes a V x V tile: row i of the source (V elements at src + i * S) becomes
+// column i of the destination (rows at dst + j * D); `nt` stores with non-temporal stores (the
+// caller guarantees the alignment).
+
+#define FLOPSCOPE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,bmi2")))
+#define FLOPSCOPE_AVX2 __attribute__((target("avx2")))
+
+FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
+                                                  std::int64_t D, bool nt) {
+  __m512i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * S);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);  // per 128-bit lane: a0 b0 a1 b1
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);  // a2 b2 a3 b3
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);  // a0 b0 c0 d0
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);  // a1 b1 c1 d1
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);  // a2 ..
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);  // a3 ..
+  }
+  // r[4g + k]: column k (lane 0), k + 4, k + 8, k + 12 (lanes 1-3) of rows 4g..4g+3.
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);       // columns k, k+8 of rows 0-7
+    t[4 + k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);   // columns k+4, k+12 of rows 0-7
+    t[8 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88);
+    t[12 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xdd);
+  }
+  for (int k = 0; k < 8; ++k) {
+    r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);      // column k
+    r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);  // column k + 8
+  }
+  if (nt)
+    for (int j = 0; j < 16; ++j) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * D), r[j]);
+  else
+    for (int j = 0; j < 16; ++j) _mm512_storeu_si512(dst + j * D, r[j]);
+}
+
+FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
+                                                std::int64_t D, bool nt) {
+  __m512i r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(src + i * S);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm512_unpacklo_epi64(r[i], r[i + 1]);      // per lane: a0 b0 | a2 b2 | a4 b4 | a6 b6
+    t[i + 1] = _mm512_unpackhi_epi64(r[i], r[i + 1]);  // a1 b1 | a3 b3 | ...
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 2], 0x88);      // a0b0 a4b4 c0d0 c4d4
+    r[i + 1] = _mm512_shuffle_i32x4(t[i + 1], t[i + 3], 0x88);  // columns 1, 5
+    r[i + 2] = _mm512_shuffle_i32x4(t[i], t[i + 2], 0xdd);      // columns 2, 6
+    r[i + 3] = _mm512_shuffle_i32x4(t[i + 1], t[i + 3], 0xdd);  // columns 3, 7
+  }
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);      // column k
+    t[4 + k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);  // column k + 4
+  }
+  if (nt)
+    for (int j = 0; j < 8; ++j) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * D), t[j]);
+  else
+    for (int j = 0; j < 8; ++j) _mm512_storeu_si512(dst + j * D, t[j]);
+}
+
+FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
+                                            std::int64_t D, bool nt) {
+  __m256i r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * S));
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);          // columns 0 | 4 of 4 rows
+    r[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);      // 1 | 5
+    r[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);  // 2 | 6
+    r[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);  // 3 | 7
+  }
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm256_permute2x128_si256(r[k], r[4 + k], 0x20);
+    t[4 + k] = _mm256_permute2x128_si256(r[k], r[4 + k], 0x31);
+  }
+  for (int j = 0; j < 8; ++j) {
+    auto* out = reinterpret_cast<__m256i*>(dst + j * D);
+    if (nt) _mm256_stream_si256(out, t[j]);
+    else _mm256_storeu_si256(out, t[j]);
+  }
+}
+
+FLOPSCOPE_AVX2 void transpose4x4_8byte_avx2(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
+                                            std::int64_t D, bool nt) {
+  __m256i r[4], t[4];
+  for (int i = 0; i < 4; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * S));
+  t[0] = _mm256_unpacklo_epi64(r[0], r[1]);  // a0 b0 | a2 b2
+  t[1] = _mm256_unpackhi_epi64(r[0], r[1]);  // a1 b1 | a3 b3
+  t[2] = _mm256_unpacklo_epi64(r[2], r[3]);
+  t[3] = _mm256_unpackhi_epi64(r[2], r[3]);
+  r[0] = _mm256_permute2x128_si256(t[0], t[2], 0x20);
+  r[1] = _mm256_permute2x128_si256(t[1], t[3], 0x20);
+  r[2] = _mm256_permute2x128_si256(t[0], t[2], 0x31);
+  r[3] = _mm256_permute2x128_si256(t[1], t[3], 0x31);
+  for (int j = 0; j < 4; ++j) {
+    auto* out = reinterpret_cast<__m256i*>(dst + j * D);
+    if (nt) _mm256_stream_si256(out, r[j]);
+    else _mm256_storeu_si256(out, r[j]);
+  }
+}
+
+// 16 x 16 2-byte elements in ymm (AVX-512 machines run it too: a 32 x 32 tile would need every
+// zmm register and more).
+FLOPSCOPE_AVX2 void transpose16x16_2byte_avx2(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
+                                              std::int64_t D, bool nt) {
+  __m256i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * S));
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm256_unpacklo_epi16(r[i], r[i + 1]);      // columns 0-3 | 8-11 of 2 rows
+    t[i + 1] = _mm256_unpackhi_epi16(r[i], r[i + 1]);  // 4-7 | 12-15
+  }
+  for (int g = 0; g < 16; g += 4) {
+    r[g] = _mm256_unpacklo_epi32(t[g], t[g + 2]);          // columns 0,1 | 8,9 of 4 rows
+    r[g + 1] = _mm256_unpackhi_epi32(t[g], t[g + 2]);      // 2,3 | 10,11
+    r[g + 2] = _mm256_unpacklo_epi32(t[g + 1], t[g + 3]);  // 4,5 | 12,13
+    r[g + 3] = _mm256_unpackhi_epi32(t[g + 1], t[g + 3]);  // 6,7 | 14,15
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int q = 0; q < 4; ++q) {
+      t[h + 2 * q] = _mm256_unpacklo_epi64(r[h + q], r[h + 4 + q]);      // column 2q | 2q+8 of 8 rows
+      t[h + 2 * q + 1] = _mm256_unpackhi_epi64(r[h + q], r[h + 4 + q]);  // 2q+1 | 2q+9
+    }
+  for (int k = 0; k < 8; ++k) {
+    r[k] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x20);
+    r[8 + k] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x31);
+  }
+  for (int j = 0; j < 16; ++j) {
+    auto* out = reinterpret_cast<__m256i*>(dst + j * D);
+    if (nt) _mm256_stream_si256(out, r[j]);
+    else _mm256_storeu_si256(out, r[j]);
+  }
+}
+
+FLOPSCOPE_AVX2 void transpose16x16_1byte_avx2(const std::uint8_t* src, std::int64_t S, std::uint8_t* dst,
+                                              std::int64_t D, bool nt) {
+  __m128i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * S));
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm_unpacklo_epi8(r[i], r[i + 1]);      // columns 0-7 of 2 rows
+    t[i + 1] = _mm_unpackhi_epi8(r[i], r[i + 1]);  // 8-15
+  }
+  for (int g = 0; g < 16; g += 4) {
+    r[g] = _mm_unpacklo_epi16(t[g], t[g + 2]);          // columns 0-3 of 4 rows
+    r[g + 1] = _mm_unpackhi_epi16(t[g], t[g + 2]);      // 4-7
+    r[g + 2] = _mm_unpacklo_epi16(t[g + 1], t[g + 3]);  // 8-11
+    r[g + 3] = _mm_unpackhi_epi16(t[g + 1], t[g + 3]);  // 12-15
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int q = 0; q < 4; ++q) {
+      t[h + 2 * q] = _mm_unpacklo_epi32(r[h + q], r[h + 4 + q]);      // columns 4q, 4q+1 of 8 rows
+      t[h + 2 * q + 1] = _mm_unpackhi_epi32(r[h + q], r[h + 4 + q]);  // 4q+2, 4q+3
+    }
+  for (int m = 0; m < 8; ++m) {
+    r[2 * m] = _mm_unpacklo_epi64(t[m], t[8 + m]);
+    r[2 * m + 1] = _mm_unpackhi_epi64(t[m], t[8 + m]);
+  }
+  for (int j = 0; j < 16; ++j) {
+    auto* out = reinterpret_cast<__m128i*>(dst + j * D);
+    if (nt) _mm_stream_si128(out, r[j]);
+    else _mm_storeu_si128(out, r[j]);
+  }
+}
+
+// Row copies: vector loads and stores, non-temporal ones on the aligned body when `nt`.
+FLOPSCOPE_AVX512 void copy_row_avx512(unsigned char* out, const unsigned char* in, std::size_t bytes, bool nt) {
+  std::size_t i = 0;
+  if (nt) {
+    const std::size_t head = std::min(bytes, (64 - (reinterpret_cast<std::uintptr_t>(out) & 63)) & 63);
+    std::memcpy(out, in, head);
+    for (i = head; i + 64 <= bytes; i += 64)
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), _mm512_loadu_si512(in + i));
+  } else {
+    for (; i + 64 <= bytes; i += 64) _mm512_storeu_si512(out + i, _mm512_loadu_si512(in + i));
+  }
+  if (i < bytes) {
+    const __mmask64 mask = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(bytes - i));
+    _mm512_mask_storeu_epi8(out + i, mask, _mm512_maskz_loadu_epi8(mask, in + i));
+  }
+}
+
+FLOPSCOPE_AVX2 void copy_row_avx2(unsigned char* out, const unsigned char* in, std::size_t bytes, bool nt) {
+  std::size_t i = 0;
+  if (nt) {
+    const std::size_t head = std::min(bytes, (32 - (reinterpret_cast<std::uintptr_t>(out) & 31)) & 31);
+    std::memcpy(out, in, head);
+    for (i = head; i + 32 <= bytes; i += 32)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+  } else {
+    for (; i + 32 <= bytes; i += 32)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+  }
+  std::memcpy(out + i, in + i, bytes - i);
+}
+
+// One element repeated: an expanded column (gather of stride 0).
+template <class T>
+void fill_row(T* out, T value, std::int64_t n) {
+  std::fill_n(out, n, value);
+}
+
+// The in-register micro-kernel of an element type on this CPU, its tile side, and the row copy.
+template <class T>
+struct SimdKernels {
+  void (*transpose)(const T*, std::int64_t, T*, std::int64_t, bool) = nullptr;
+  std::int64_t side = 0;
+  void (*copy_row)(unsigned char*, const unsigned char*, std::size_t, bool) = nullptr;
+};
+
+template <class T>
+SimdKernels<T> simd_kernels() {
+  const bool avx512 = vector_isa() == VectorIsa::avx512;
+  const bool avx2 = vector_isa() != VectorIsa::scalar;
+  SimdKernels<T> k;
+  k.copy_row = avx512 ? copy_row_avx512 : avx2 ? copy_row_avx2 : nullptr;
+  if constexpr (sizeof(T) == 4) {
+    if (avx512) k = {transpose16x16_4byte_avx512, 16, k.copy_row};
+    else if (avx2) k = {transpose8x8_4byte_avx2, 8, k.copy_row};
+  } else if constexpr (sizeof(T) == 8) {
+    if (avx512) k = {transpose8x8_8byte_avx512, 8, k.copy_row};
+    else if (avx2) k = {transpose4x4_8byte_avx2, 4, k.copy_row};
+  } else if constexpr (sizeof(T) == 2) {
+    if (avx2) k = {transpose16x16_2byte_avx2, 16, k.copy_row};
+  } else {
+    if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
+  }
+  return k;
+}
+
+template <class T>
+void simd_typed(const StridedPlan& plan, T* dst, const T* src) {
+  static const SimdKernels<T> k = simd_kernels<T>();
+  if (!k.copy_row) throw std::logic_error("strided simd: " + lacks_avx2().value_or("no AVX2"));
+  const bool nt = streaming(plan) && (reinterpret_cast<std::uintptr_t>(dst) & 63) == 0;
+  switch (plan.kind) {
+    case StridedPlan::Kind::rows:
+      for_each_row(plan, dst, src, [nt](T* out, const T* in, std::int64_t n) {
+        k.copy_row(reinterpret_cast<unsigned char*>(out), reinterpret_cast<const unsigned char*>(in),
+                   std::size_t(n) * sizeof(T), nt);
+      });
+      return;
+    case StridedPlan::Kind::transpose: {
+      const std::int64_t V = k.side;
+      // Micro-tiles' rows start on vector boundaries of dst when its row pitch is whole lines.
+      const bool tile_nt = nt && (plan.dst_strides[plan.pivot] * std::int64_t(sizeof(T))) % 64 == 0;
+      // Blocks one micro-tile high (V src rows) and a page of each src row long: every src row is
+      // read 4 KiB at a time, in order, and dst rows are written a line at a time, in order.
+      const std::int64_t block_rows = 4096 / std::int64_t(sizeof(T));
+      for_each_tile(plan, dst, src, block_rows, V, [tile_nt, V](T* out, const T* in, std::int64_t rows, std::int64_t cols,
+                                                                std::int64_t S, std::int64_t D) {
+        const std::int64_t full_rows = rows / V * V, full_cols = cols / V * V;
+        for (std::int64_t c = 0; c < full_cols; c += V)
+          for (std::int64_t r = 0; r < full_rows; r += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
+        if (full_cols < cols) tile_scalar(out + full_cols, in + full_cols * S, full_rows, cols - full_cols, S, D);
+        if (full_rows < rows) tile_scalar(out + full_rows * D, in + full_rows, rows - full_rows, cols, S, D);
+      });
+      return;
+    }
+    case StridedPlan::Kind::gather: {
+      const std::int64_t stride = plan.src_strides[plan.dims - 1];
+      if (stride == 0)
+        for_each_row(plan, dst, src, [](T* out, const T* in, std::int64_t n) { fill_row(out, *in, n); });
+      else
+        for_each_row(plan, dst, src, [stride](T* out, const T* in, std::int64_t n) { gather_row(out, in, n, stride); });
+      return;
+    }
+  }
+}
+
+void strided_simd(const CopyProblem& p, Stream) {
+  const StridedPlan plan = plan_strided_copy(p);
+  if (plan.numel == 0) return;
+  by_element_size(plan.element_size, [&](auto tag) {
+    using T = decltype(tag);
+    simd_typed(plan, p.dst.ptr<T>(), p.src.ptr<const T>());
+  });
+}
+
+std::optional<std::string> simd_unavailable(const CopyProblem& p) {
+  if (auto reason = needs_contiguous_destination(p)) return reason;
+  return lacks_avx2();
+}
+
+// ---- reorder (oneDNN) ----
+
+#ifdef FLOPSCOPE_HAVE_ONEDNN
+struct ReorderDescs {
+  dnnl::memory::desc dst, src;
+};
+
+// The view's dims and strides as oneDNN memory descriptors of a type of the element's size.
+ReorderDescs reorder_descs(const CopyProblem& p) {
+  using dt = dnnl::memory::data_type;
+  const std::size_t size = p.src.element_size();
+  const dt type = size == 1 ? dt::u8 : size == 2 ? dt::bf16 : dt::s32;
+  const std::int64_t words = size == 8 ? 2 : 1;  // an 8-byte element as two s32
+  dnnl::memory::dims dims, dst_strides, src_strides;
+  for (int d = 0; d < p.src.dims; ++d) {
+    dims.push_back(p.src.sizes[d]);
+    dst_strides.push_back(p.dst.strides[d] * words);
+    src_strides.push_back(p.src.strides[d] * words);
+  }
+  if (words == 2 || dims.empty()) {
+    dims.push_back(words);
+    dst_strides.push_back(1);
+    src_strides.push_back(1);
+  }
+  return {dnnl::memory::desc(dims, type, dst_strides), dnnl::memory::desc(dims, type, src_strides)};
+}
+
+std::optional<std::string> reorder_unavailable(const CopyProblem& p) {
+  if (auto reason = needs_contiguous_destination(p)) return reason;
+  if (p.src.numel() == 0) return std::nullopt;
+  return dnnl_refusal([&] {
+    const ReorderDescs d = reorder_descs(p);
+    dnnl::reorder::primitive_desc(dnnl_cpu_engine(), d.src, dnnl_cpu_engine(), d.dst);
+  });
+}
+
+Runner reorder_prepare(const CopyProblem& p) {
+  if (p.src.numel() == 0) return [](Stream) {};
+  const ReorderDescs d = reorder_descs(p);
+  const dnnl::reorder::primitive_desc pd(dnnl_cpu_engine(), d.src, dnnl_cpu_engine(), d.dst);
+  return dnnl_runner(dnnl::reorder(pd), {{DNNL_ARG_FROM, dnnl::memory(d.src, dnnl_cpu_engine(), p.src.element_data())},
+                                         {DNNL_ARG_TO, dnnl::memory(d.dst, dnnl_cpu_engine(), p.dst.element_data())}});
+}
+#else
+std::optional<std::string> reorder_unavailable(const CopyProblem&) { return "built without oneDNN"; }
+Runner reorder_prepare(const CopyProblem&) { throw std::logic_error("reorder: built without oneDNN"); }
+#endif
+
+constexpr std::array<CopyVariant, 4> kVariants = {{
+    {"naive", "the output in order, one element at a time from src's strides", Device::Kind::cpu,
+     needs_contiguous_destination, direct<CopyProblem, strided_naive>},
+    {"blocked", "cache-blocked tiles (rows by memcpy, transposes in L1 tiles, element by element)",
+     Device::Kind::cpu, needs_contiguous_destination, direct<CopyProblem, strided_blocked>},
+    {"simd", "blocked with in-register transposes (AVX-512/AVX2), vector rows, streaming stores above the LLC",
+     Device::Kind::cpu, simd_unavailable, direct<CopyProblem, strided_simd>},
+    {"reorder", "oneDNN's reorder primitive on the view's dims and strides (vendor)", Device::Kind::cpu,
+     reorder_unavailable, reorder_prepare},
+}};
+
+}  // namespace
+
+std::span<const CopyVariant> cpu_strided_variants() { return kVariants; }
+
+}  // namespace flopscope::kernels

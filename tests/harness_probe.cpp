@@ -1,0 +1,94 @@
+// A bench binary of a made-up family `probe`, for tests/python/test_harness.py: one axis of each
+// kind, and cases that pass, skip, fail validation, throw while preparing or while running, so
+// that the harness's own behaviour (flags, expansion, the case skeleton, counters, the JSON) is
+// tested end to end, the way every family uses it.
+//   probe/<variant>/f32/cpu/n=<n>/view=<view>/perm=<p0p1...>   (shape axis: m x k, only with --shapes)
+//   variants: copy (a real copy: passes), skip (unavailable), wrong (adds 1 to one element:
+//   fails validation), throws (prepare throws), explodes (the timed call throws on its 3rd call)
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "copy_cases.hpp"
+#include "flopscope/kernels/copy.hpp"
+#include "harness/harness.hpp"
+
+using namespace flopscope;
+using namespace flopscope::bench;
+
+namespace {
+
+std::string perm_text(const std::vector<std::int64_t>& order) {
+  std::string text;
+  for (auto i : order) text += std::to_string(i);
+  return text;
+}
+
+std::optional<Case> build(const Point& p) {
+  const std::int64_t n = p.integer("n");
+  CaseName name{"probe", p.variant, "f32", p.device->device.str(), {{"n", n}},
+                {{"view", p.choice("view")}, {"perm", perm_text(p.ints("perm"))}}};
+  if (p.values.count("shape")) {
+    const auto& dims = p.ints("shape");
+    name.shape = {{"m", dims[0]}, {"k", dims[1]}};
+  }
+  Case c = copy_case(name, kernels::variant_named(kernels::cpu_copy_variants(), "simd"), DType::f32, n, p.device->device);
+  if (p.variant == "skip") c.skip = "probe: skipped on purpose";
+  if (p.variant == "wrong") {
+    c.prepare = [](std::span<const TensorRef> ops) -> kernels::Runner {
+      return [dst = ops[0], src = ops[1]](kernels::Stream) {
+        std::memcpy(dst.element_data(), src.element_data(), std::size_t(src.numel()) * 4);
+        dst.ptr<float>()[src.numel() / 2] += 1.0f;
+      };
+    };
+  }
+  if (p.variant == "throws")
+    c.prepare = [](std::span<const TensorRef>) -> kernels::Runner { throw std::runtime_error("probe: no plan"); };
+  if (p.variant == "explodes") {
+    c.prepare = [](std::span<const TensorRef> ops) -> kernels::Runner {
+      auto calls = std::make_shared<int>(0);
+      return [dst = ops[0], src = ops[1], calls](kernels::Stream) {
+        if (++*calls == 3) throw std::runtime_error("probe: exploded in the timed loop");
+        std::memcpy(dst.element_data(), src.element_data(), std::size_t(src.numel()) * 4);
+      };
+    };
+  }
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Family family{
+      .binary = "harness_probe",
+      .summary = "The harness's own test family.",
+      .dtypes = {DType::f32},
+      .default_dtypes = {DType::f32},
+      .axes = {{.name = "n", .flag = "sizes", .help = "element counts",
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::vector<std::int64_t>{1024}}; }},
+               {.name = "view", .flag = "views", .kind = Axis::Kind::choices, .help = "view kinds",
+                .choices = {"transpose", "slice"},
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::string("transpose")}; }},
+               {.name = "perm", .flag = "perm", .kind = Axis::Kind::permutation, .help = "a permutation",
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::vector<std::int64_t>{0, 1}}; }},
+               {.name = "shape", .flag = "shapes", .kind = Axis::Kind::shapes, .help = "m x k", .keys = {"m", "k"},
+                .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{}; }}},
+      .benches = {{.name = "probe",
+                   .variants = [](Device::Kind kind) {
+                     return kind == Device::Kind::cpu
+                                ? std::vector<std::string>{"copy", "skip", "wrong", "throws", "explodes"}
+                                : std::vector<std::string>{};
+                   },
+                   .axes = {"n", "view", "perm"},
+                   .build = build},
+                  {.name = "shaped",
+                   .variants = [](Device::Kind kind) {
+                     return kind == Device::Kind::cpu ? std::vector<std::string>{"copy"} : std::vector<std::string>{};
+                   },
+                   .axes = {"n", "view", "perm", "shape"},
+                   .build = build}},
+  };
+  return run_family(argc, argv, family);
+}

@@ -1,0 +1,113 @@
+"""The bench harness end to end, through tests/harness_probe (a made-up family with one axis of
+each kind and cases that pass, skip, fail, throw) and bench_peak's ceilings file: flags, the
+expansion of axes, the case skeleton, what reaches the JSON and the console."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / os.environ.get("FLOPSCOPE_BUILD_DIR", "build")
+ENV = dict(os.environ, FLOPSCOPE_WARMUP_S="0.05")
+
+
+def binary(path):
+    if not path.exists():
+        pytest.skip(f"{path} not built (run ./test.sh, which builds first)")
+    return path
+
+
+PROBE = BUILD / "tests" / "harness_probe"
+PEAK = BUILD / "bench" / "bench_peak"
+
+
+def run(path, tmp_path, *flags, expect=0):
+    out = tmp_path / "out.json"
+    proc = subprocess.run([str(binary(path)), *flags, "--benchmark_min_time=0.001", "--benchmark_repetitions=1",
+                           f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode == expect, proc.stderr
+    return (json.loads(out.read_text()) if expect == 0 else None), proc
+
+
+def by_name(data):
+    return {b["run_name"].rsplit("/real_time", 1)[0]: b for b in data["benchmarks"]}
+
+
+def test_every_outcome_is_reported_and_the_run_goes_on(tmp_path):
+    data, _ = run(PROBE, tmp_path)
+    cases = by_name(data)
+    stem = "f32/cpu/n=1024/view=transpose/perm=01"
+    assert set(cases) == {f"probe/{v}/{stem}" for v in ("copy", "skip", "wrong", "throws", "explodes")}
+    assert "error_occurred" not in cases[f"probe/copy/{stem}"]
+    assert cases[f"probe/copy/{stem}"]["bytes"] == 2 * 1024 * 4
+    messages = {v: cases[f"probe/{v}/{stem}"]["error_message"] for v in ("skip", "wrong", "throws", "explodes")}
+    assert messages["skip"] == "skipped: probe: skipped on purpose"
+    assert messages["wrong"] == "failed: wrong: dst: 1 of 1024 elements differ (element 512)"
+    assert messages["throws"] == "failed: throws: probe: no plan"
+    assert messages["explodes"] == "failed: explodes: probe: exploded in the timed loop"
+
+
+def test_duplicate_axis_values_run_once(tmp_path):
+    data, _ = run(PROBE, tmp_path, "--variants=copy", "--sizes=1Ki,1024,1Ki,2^10,17")
+    assert sorted(by_name(data)) == ["probe/copy/f32/cpu/n=1024/view=transpose/perm=01",
+                                     "probe/copy/f32/cpu/n=17/view=transpose/perm=01"]
+
+
+def test_axes_of_each_kind_expand_in_order(tmp_path):
+    data, _ = run(PROBE, tmp_path, "--variants=copy", "--views=slice,transpose", "--perm=1,0;0,1", "--shapes=64x32")
+    names = [b["run_name"].rsplit("/real_time", 1)[0] for b in data["benchmarks"]]
+    assert names[:4] == ["probe/copy/f32/cpu/n=1024/view=slice/perm=10", "probe/copy/f32/cpu/n=1024/view=slice/perm=01",
+                         "probe/copy/f32/cpu/n=1024/view=transpose/perm=10",
+                         "probe/copy/f32/cpu/n=1024/view=transpose/perm=01"]
+    # the bench that takes the shape axis names its case by it
+    assert "probe/copy/f32/cpu/m=64,k=32/view=slice/perm=10" in names
+
+
+@pytest.mark.parametrize("flag, named", [
+    ("--views=diagonal", "diagonal"), ("--perm=0,0", "0,0"), ("--perm=0,a", "'a'"), ("--perm=", "--perm"),
+    ("--shapes=64x32x2", "64x32x2"), ("--shapes=64xq", "'q'"), ("--sizes=0", "'0'"), ("--sizes=2^62", "overflows"),
+    ("--sizes=2^61", "overflows"), ("--benchmark_filter=nomatch", "nomatch"), ("--benchmark_filter=(", "'('"),
+    ("--benchmark_out=/proc/nope/x.json", "/proc/nope/x.json"), ("--devices=cuda:0", "no case selected"),
+    ("--variants=copy,fast", "fast"),
+])
+def test_bad_input_is_one_line_and_exit_2(flag, named):
+    proc = subprocess.run([str(binary(PROBE)), flag], capture_output=True, text=True, env=ENV, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines()
+              if not line.startswith(("harness_probe: cpu: ", "harness_probe: cuda"))]  # the device lines
+    assert len(errors) == 1 and named in errors[0] and "harness_probe" in errors[0], proc.stderr
+
+
+def test_console_shows_one_line_per_device_not_the_context(tmp_path):
+    _, proc = run(PROBE, tmp_path, "--variants=copy")
+    assert '"schema"' not in proc.stdout + proc.stderr  # the JSON context stays in the file
+    device_lines = [line for line in proc.stderr.splitlines() if line.startswith("harness_probe: cpu: ")]
+    assert len(device_lines) == 1 and "peaks f64" in device_lines[0]
+
+
+def test_bench_peak_writes_the_ceilings_file_it_measured(tmp_path):
+    ceilings = tmp_path / "ceilings"
+    data, proc = run(PEAK, tmp_path, "--devices=cpu", "--sizes=64Ki", "--dtypes=f64",
+                     f"--write-ceilings={ceilings}")
+    files = list(ceilings.glob("*.json"))
+    assert len(files) == 1, proc.stderr
+    document = json.loads(files[0].read_text())
+    context = json.loads(data["context"]["flopscope"])
+    assert document["device_key"] == context["devices"]["cpu"]["key"] == files[0].stem
+    measured = {b["label"].split("ceiling=")[1]: b for b in data["benchmarks"] if "ceiling=" in b.get("label", "")}
+    assert document["memory_bytes_per_second"]["copy"] == pytest.approx(measured["memory:copy"]["bytes_per_second"])
+    assert document["memory_bytes_per_second"]["triad"] == pytest.approx(measured["memory:triad"]["bytes_per_second"])
+    assert set(document["compute"]) == {k.split(":")[1] for k in measured if k.startswith("compute:")}
+    # --keep-ceilings leaves an existing file alone
+    files[0].write_text('{"schema": 1, "kept": true}')
+    run(PEAK, tmp_path, "--devices=cpu", "--sizes=64Ki", "--dtypes=f64", f"--write-ceilings={ceilings}",
+        "--keep-ceilings")
+    assert json.loads(files[0].read_text()) == {"schema": 1, "kept": True}
+
+
+def test_keep_ceilings_needs_a_directory():
+    proc = subprocess.run([str(binary(PEAK)), "--keep-ceilings"], capture_output=True, text=True, env=ENV, timeout=60)
+    assert proc.returncode == 2 and "--write-ceilings" in proc.stderr

@@ -1,0 +1,277 @@
+// Strided copies (.contiguous() of a view): the plan of each view kind by hand, and every CPU and
+// CUDA variant against copy_reference on every view kind, dtype and awkward shape (sizes 0 and 1,
+// odd sizes, sizes off the tile and vector widths, starts off alignment through a storage
+// offset), bit for bit, with the bytes around the destination untouched. CUDA cases skip, with
+// the runtime's reason, where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "flopscope/compare.hpp"
+#include "flopscope/kernels/cuda_runtime.hpp"
+#include "flopscope/kernels/fill.hpp"
+#include "flopscope/kernels/strided.hpp"
+#include "flopscope/tensor.hpp"
+
+using namespace flopscope;
+using kernels::CopyProblem;
+using kernels::StridedPlan;
+
+namespace {
+
+// A view and what it is, for messages.
+struct View {
+  std::string name;
+  Tensor tensor;
+};
+
+// A tensor of `shape` whose storage holds random bits (NaN patterns included: copies move bits).
+Tensor random_tensor(Shape shape, DType dtype, std::uint64_t seed) {
+  Tensor t = empty(std::move(shape), {dtype});
+  kernels::fill_random_bytes(t.storage()->data(), t.storage()->bytes(), seed);
+  return t;
+}
+
+// Every view kind of the strided family, at awkward sizes, over bases of `dtype`.
+std::vector<View> views(DType dtype) {
+  std::vector<View> out;
+  std::uint64_t seed = 1;
+  auto add = [&](std::string name, const Tensor& t) { out.push_back({std::move(name), t}); };
+  for (auto [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, 5}, {1, 1}, {1, 7}, {7, 1}, {3, 5}, {16, 16}, {17, 33}, {64, 64}, {65, 129}, {100, 37}, {250, 3}}) {
+    const Tensor x = random_tensor({m, n}, dtype, seed++);
+    add("transpose " + shape_str(x.shape()), x.t());
+    // A start off alignment: columns 1.. of a wider matrix (storage offset 1, row pitch n + 1).
+    const Tensor wide = random_tensor({m, n + 1}, dtype, seed++);
+    add("transpose of narrow(1, 1, n) " + shape_str(wide.shape()), wide.narrow(1, 1, n).t());
+  }
+  for (Shape bthd : std::vector<Shape>{{2, 5, 3, 4}, {1, 7, 2, 16}, {2, 33, 3, 17}, {1, 1, 1, 1}}) {
+    const Tensor x = random_tensor(bthd, dtype, seed++);
+    add("split heads " + shape_str(bthd), x.permute({0, 2, 1, 3}));
+    add("merge heads " + shape_str(bthd), x.permute({0, 2, 1, 3}).contiguous().permute({0, 2, 1, 3}));
+  }
+  for (std::int64_t k : {1, 2, 3, 4, 8, 16}) {
+    const Tensor x = random_tensor({17, 67}, dtype, seed++);
+    add("x[:, ::" + std::to_string(k) + "] of [17, 67]", x.slice(1, std::nullopt, std::nullopt, k));
+    add("x[1:, 3::" + std::to_string(k) + "] of [17, 67]", x.slice(0, 1).slice(1, 3, std::nullopt, k));
+  }
+  const Tensor row = random_tensor({37}, dtype, seed++), column = random_tensor({19, 1}, dtype, seed++);
+  add("expand [37] -> [19, 37]", row.expand({19, 37}));
+  add("expand [19, 1] -> [19, 37]", column.expand({19, 37}));
+  add("expand [5, 37] -> [3, 5, 37]", random_tensor({5, 37}, dtype, seed++).expand({3, 5, 37}));
+  add("expand [] -> [4, 6]", random_tensor({1}, dtype, seed++).squeeze().expand({4, 6}));
+  const Tensor nchw = random_tensor({2, 3, 17, 19}, dtype, seed++);
+  add("permute(0, 2, 3, 1) of [2, 3, 17, 19]", nchw.permute({0, 2, 3, 1}));
+  add("permute(3, 2, 1, 0) of [2, 3, 17, 19]", nchw.permute({3, 2, 1, 0}));
+  add("permute(2, 0, 1) of [9, 33, 40]", random_tensor({9, 33, 40}, dtype, seed++).permute({2, 0, 1}));
+  add("permute(1, 0, 2) of [9, 33, 40], sliced", random_tensor({9, 33, 40}, dtype, seed++).permute({1, 0, 2}).slice(2, 1, 39, 3));
+  add("permute(4, 2, 0, 3, 1) of [3, 4, 5, 6, 7]", random_tensor({3, 4, 5, 6, 7}, dtype, seed++).permute({4, 2, 0, 3, 1}));
+  add("0-d", random_tensor({3}, dtype, seed++)[2]);
+  return out;
+}
+
+// Runs `variant` on `src` into a contiguous destination one element past a 64-byte boundary,
+// surrounded by poison, and compares every byte (poison included) with copy_reference's.
+void check(const kernels::CopyVariant& variant, const View& view, Device device = Device::cpu()) {
+  const Tensor& src = view.tensor;
+  const std::size_t size = src.element_size();
+  const std::size_t bytes = std::size_t(src.numel()) * size + 2 * size + 64;
+  const Shape shape = src.shape();
+  kernels::HostBuffer dst(bytes), expected(bytes);
+  std::memset(dst.data, 0xA5, bytes);
+  std::memset(expected.data, 0xA5, bytes);
+  const Strides strides = contiguous_strides(shape);
+  const TensorRef expected_ref = TensorRef::strided(expected.data, src.dtype(), shape, strides, 1);
+  kernels::copy_reference({expected_ref, src.ref()});
+  const std::string what = std::string(variant.name) + " " + std::string(dtype_name(src.dtype())) + " " + view.name;
+  if (device.is_cpu()) {
+    const CopyProblem problem{TensorRef::strided(dst.data, src.dtype(), shape, strides, 1), src.ref()};
+    ASSERT_EQ(variant.unavailable(problem), std::nullopt) << what;
+    variant.prepare(problem)(nullptr);
+  } else {
+    // The source's whole storage on the device, viewed with the same sizes, strides and offset.
+    const std::size_t storage = src.storage()->bytes();
+    kernels::cuda::DeviceMemory device_src(std::max<std::size_t>(storage, 1)), device_dst(bytes);
+    kernels::cuda::copy_to_device(device_src.data, src.storage()->data(), storage);
+    kernels::cuda::copy_to_device(device_dst.data, dst.data, bytes);
+    const CopyProblem problem{TensorRef::strided(device_dst.data, src.dtype(), shape, strides, 1, device),
+                              TensorRef::strided(device_src.data, src.dtype(), shape, src.strides(), src.storage_offset(), device)};
+    if (!variant.takes(problem)) return;
+    ASSERT_EQ(variant.unavailable(problem), std::nullopt) << what;
+    variant.prepare(problem)(nullptr);
+    kernels::cuda::synchronize();
+    kernels::cuda::copy_to_host(dst.data, device_dst.data, bytes);
+  }
+  if (std::memcmp(dst.data, expected.data, bytes) != 0) {
+    const auto inside = compare_exact(TensorRef::strided(dst.data, src.dtype(), shape, strides, 1), expected_ref);
+    FAIL() << what << ": " << inside.value_or("the bytes around the destination were written");
+  }
+}
+
+}  // namespace
+
+// ---- plans ----
+
+TEST(StridedPlan, ATransposeTransposesItsTwoDimensions) {
+  const Tensor x = empty({4095, 4097});
+  const StridedPlan plan = kernels::plan_strided_copy({empty({4097, 4095}).ref(), x.t().ref()});
+  EXPECT_EQ(plan.kind, StridedPlan::Kind::transpose);
+  EXPECT_EQ(plan.dims, 2);
+  EXPECT_EQ(plan.pivot, 0);
+  EXPECT_EQ(plan.sizes[0], 4097);
+  EXPECT_EQ(plan.sizes[1], 4095);
+  EXPECT_EQ(plan.src_strides[1], 4097);
+  EXPECT_EQ(plan.dst_strides[0], 4095);
+}
+
+TEST(StridedPlan, SplitHeadsMovesRowsOfHeadDim) {
+  // (B,T,H,d) -> (B,H,T,d): rows of d elements; B and H stay apart, nothing merges.
+  const Tensor x = empty({8, 1024, 12, 64});
+  const StridedPlan plan = kernels::plan_strided_copy({empty({8, 12, 1024, 64}).ref(), x.permute({0, 2, 1, 3}).ref()});
+  EXPECT_EQ(plan.kind, StridedPlan::Kind::rows);
+  EXPECT_EQ(plan.dims, 4);
+  EXPECT_EQ(plan.sizes[3], 64);
+  EXPECT_EQ(plan.src_strides[1], 64);
+  EXPECT_EQ(plan.src_strides[2], 12 * 64);
+}
+
+TEST(StridedPlan, ContiguousAndSizeOneDimensionsCollapse) {
+  const Tensor x = empty({3, 1, 5, 7});
+  const StridedPlan plan = kernels::plan_strided_copy({empty({3, 1, 5, 7}).ref(), x.ref()});
+  EXPECT_EQ(plan.kind, StridedPlan::Kind::rows);
+  EXPECT_EQ(plan.dims, 1);
+  EXPECT_EQ(plan.sizes[0], 105);
+  // NCHW -> NHWC: H and W merge, C becomes the innermost dimension, HW the pivot.
+  const Tensor nchw = empty({2, 3, 4, 5});
+  const StridedPlan nhwc = kernels::plan_strided_copy({empty({2, 4, 5, 3}).ref(), nchw.permute({0, 2, 3, 1}).ref()});
+  EXPECT_EQ(nhwc.kind, StridedPlan::Kind::transpose);
+  EXPECT_EQ(nhwc.dims, 3);
+  EXPECT_EQ(nhwc.sizes[1], 20);
+  EXPECT_EQ(nhwc.pivot, 1);
+}
+
+TEST(StridedPlan, StepsAndExpandedColumnsGather) {
+  // x[:, ::4] of a (16, 66) matrix: rows of 17 elements 4 apart, 66 apart from row to row.
+  const Tensor x = empty({16, 66});
+  const StridedPlan slice = kernels::plan_strided_copy({empty({16, 17}).ref(), x.slice(1, std::nullopt, std::nullopt, 4).ref()});
+  EXPECT_EQ(slice.kind, StridedPlan::Kind::gather);
+  EXPECT_EQ(slice.dims, 2);
+  EXPECT_EQ(slice.src_strides[1], 4);
+  // Of a (16, 64) one, each row continues the last: one run of 256 elements 4 apart.
+  const StridedPlan merged = kernels::plan_strided_copy({empty({16, 16}).ref(), empty({16, 64}).slice(1, std::nullopt, std::nullopt, 4).ref()});
+  EXPECT_EQ(merged.kind, StridedPlan::Kind::gather);
+  EXPECT_EQ(merged.dims, 1);
+  EXPECT_EQ(merged.sizes[0], 256);
+  const StridedPlan column = kernels::plan_strided_copy({empty({16, 64}).ref(), empty({16, 1}).expand({16, 64}).ref()});
+  EXPECT_EQ(column.kind, StridedPlan::Kind::gather);
+  EXPECT_EQ(column.src_strides[1], 0);
+  const StridedPlan row = kernels::plan_strided_copy({empty({16, 64}).ref(), empty({64}).expand({16, 64}).ref()});
+  EXPECT_EQ(row.kind, StridedPlan::Kind::rows);
+  EXPECT_EQ(row.src_strides[0], 0);
+}
+
+// ---- CPU ----
+
+TEST(CpuStrided, EveryVariantMatchesTheReferenceOnEveryViewKindDtypeAndShape) {
+  ASSERT_EQ(kernels::cpu_strided_variants().size(), 4u);
+  for (const auto& variant : kernels::cpu_strided_variants()) {
+    for (DType dtype : kAllDTypes)
+      for (const View& view : views(dtype)) {
+        const CopyProblem dry{empty(view.tensor.shape(), {dtype}).ref(), view.tensor.ref()};
+        if (variant.name == "reorder" && variant.unavailable(dry)) continue;  // ReorderRunsEveryViewItCan
+        check(variant, view);
+        if (HasFatalFailure()) return;
+      }
+  }
+}
+
+TEST(CpuStrided, ReorderRunsEveryViewItCan) {
+#ifndef FLOPSCOPE_HAVE_ONEDNN
+  GTEST_SKIP() << "built without oneDNN";
+#else
+  const auto& reorder = kernels::variant_named(kernels::cpu_strided_variants(), "reorder");
+  int ran = 0;
+  for (DType dtype : kAllDTypes)
+    for (const View& view : views(dtype)) {
+      const CopyProblem dry{empty(view.tensor.shape(), {dtype}).ref(), view.tensor.ref()};
+      const auto reason = reorder.unavailable(dry);
+      // oneDNN takes every view whose strides each span the dimensions inside them: not
+      // x[:, ::k] of a (17, 67) matrix (row pitch 67 < 67 / k rounded up, times k). It says so.
+      if (reason) {
+        EXPECT_EQ(view.name.rfind("x[:, ::", 0), 0u) << view.name << ": " << *reason;
+        EXPECT_EQ(reason->rfind("oneDNN: ", 0), 0u) << *reason;
+        continue;
+      }
+      ++ran;
+    }
+  EXPECT_GT(ran, 100);
+#endif
+}
+
+TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
+  // Source and destination together past the streaming threshold: non-temporal stores in simd,
+  // for a transpose (tiles), split heads (rows) and an expanded row.
+  const auto threshold = static_cast<std::int64_t>(kernels::cpu_streaming_threshold_bytes());
+  std::int64_t side = 64;
+  while (2 * side * side * 4 <= threshold) side *= 2;
+  const Tensor x = random_tensor({side, side + 16}, DType::f32, 7);
+  const Tensor heads = random_tensor({2, side / 16, 8, 64}, DType::f32, 8);
+  const Tensor row = random_tensor({side + 16}, DType::f32, 9);
+  for (const auto& variant : kernels::cpu_strided_variants()) {
+    if (variant.name != "simd" && variant.name != "blocked") continue;
+    check(variant, {"large transpose", x.t()});
+    check(variant, {"large transpose of narrow(1, 0, side)", x.narrow(1, 0, side).t()});
+    check(variant, {"large split heads", heads.permute({0, 2, 1, 3})});
+    check(variant, {"large expanded row", row.expand({side / 2, side + 16})});
+  }
+}
+
+TEST(CpuStrided, VariantsRefuseANonContiguousDestination) {
+  const Tensor x = empty({4, 6});
+  for (const auto& variant : kernels::cpu_strided_variants()) {
+    const auto reason = variant.unavailable({empty({6, 4}).t().ref(), x.ref()});
+    ASSERT_TRUE(reason.has_value()) << variant.name;
+    EXPECT_NE(reason->find("needs a contiguous destination"), std::string::npos) << *reason;
+    const auto mismatch = variant.unavailable({empty({4, 5}).ref(), x.ref()});
+    ASSERT_TRUE(mismatch.has_value()) << variant.name;
+  }
+}
+
+// ---- CUDA ----
+
+TEST(CudaStrided, EveryVariantMatchesTheReferenceOnEveryViewKindDtypeAndShape) {
+  if (auto reason = kernels::cuda::unavailable_reason(0)) GTEST_SKIP() << "CUDA unavailable: " << *reason;
+  ASSERT_FALSE(kernels::cuda_strided_variants().empty());
+  for (const auto& variant : kernels::cuda_strided_variants()) {
+    for (DType dtype : kAllDTypes) {
+      for (View view : views(dtype)) {
+        // cuBLAS computes 1 * a + 0 * b, which canonicalizes NaNs: finite values for it.
+        if (variant.name == "cublas_geam" && view.tensor.numel() > 0)
+          kernels::fill_uniform(view.tensor.as_strided({std::int64_t(view.tensor.storage()->bytes() / view.tensor.element_size())}, {1}, 0).ref(), 3);
+        check(variant, view, Device::cuda(0));
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(CudaStrided, LargeTransposesAndHeadsMatchTheReference) {
+  if (auto reason = kernels::cuda::unavailable_reason(0)) GTEST_SKIP() << "CUDA unavailable: " << *reason;
+  for (DType dtype : {DType::f32, DType::bf16, DType::f8e4m3, DType::f64}) {
+    const Tensor x = random_tensor({1024 + 3, 2048 + 5}, dtype, 11);
+    const Tensor aligned = random_tensor({1024, 2048}, dtype, 12);
+    const Tensor heads = random_tensor({2, 256, 12, 64}, dtype, 13);
+    for (const auto& variant : kernels::cuda_strided_variants()) {
+      if (variant.name == "cublas_geam") {
+        kernels::fill_uniform(aligned.ref(), 5);
+        kernels::fill_uniform(x.ref(), 6);
+      }
+      check(variant, {"transpose [1027, 2053]", x.t()}, Device::cuda(0));
+      check(variant, {"transpose [1024, 2048]", aligned.t()}, Device::cuda(0));
+      check(variant, {"split heads [2, 256, 12, 64]", heads.permute({0, 2, 1, 3})}, Device::cuda(0));
+    }
+  }
+}

@@ -1,0 +1,248 @@
+// flopscope account --predict RUN_DIR: a model's training step predicted from the matmul results
+// of a run (lib/include/flopscope/predict.hpp: Note [matmul rate interpolation]).
+// Reads every *.json directly inside RUN_DIR as analysis/FORMAT.md describes them: cases named
+// matmul/<variant>/<dtype>/<device>/m=<m>,n=<n>,k=<k>/layout=NN|NT|TN, each case's figures from its
+// median aggregate (else its one iteration entry, else the repetition of median real_time), its
+// `flops_per_second` counter; failed and skipped cases are left out. The peak for MFU is the
+// device's theoretical peak for the case's compute mode (label compute=..., else the dtype's) from
+// the run's context; without one, MFU is not given.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "naming.hpp"  // bench/harness: the benchmark-name grammar
+#include "account.hpp"
+#include "commands.hpp"
+#include "flopscope/compute_mode.hpp"
+#include "flopscope/predict.hpp"
+#include "flopscope/sizes.hpp"
+
+namespace flopscope::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// What the run's context says about one device.
+struct DeviceContext {
+  std::string name;
+  std::map<std::string, double> peaks;  // compute mode -> FLOP/s
+};
+
+struct RunMatmuls {
+  std::vector<MatmulMeasurement> measurements;
+  std::map<std::string, DeviceContext> devices;
+  std::map<std::pair<std::string, std::string>, std::string> compute;  // (device, dtype) -> label compute=
+  int files = 0, cases = 0, left_out = 0;
+};
+
+// Google Benchmark's own suffixes, removed from the end of a run_name (FORMAT.md).
+std::string strip_gbench_suffixes(std::string name) {
+  static const std::regex suffix(
+      "/(manual_time|real_time|process_time|iterations:[0-9]+|repeats:[0-9]+|threads:[0-9]+|min_time:[^/]+|"
+      "min_warmup_time:[^/]+)$");
+  for (std::string stripped; (stripped = std::regex_replace(name, suffix, "")) != name;) name = stripped;
+  return name;
+}
+
+void read_context(const json& file, const std::string& path, RunMatmuls& run) {
+  const json& context = file.at("context");
+  if (!context.contains("flopscope") || !context["flopscope"].is_string())
+    throw UsageError{"--predict: " + path + " has no context.flopscope (not a flopscope bench file)"};
+  const json flopscope = json::parse(context["flopscope"].get<std::string>(), nullptr, false);
+  if (!flopscope.is_object() || !flopscope.contains("devices") || !flopscope["devices"].is_object()) return;
+  for (const auto& [device, info] : flopscope["devices"].items()) {
+    DeviceContext& known = run.devices[device];  // the first non-null value of each field wins
+    if (known.name.empty() && info.contains("name") && info["name"].is_string()) known.name = info["name"];
+    if (!info.contains("peaks") || !info["peaks"].is_object() || !info["peaks"].contains("compute")) continue;
+    for (const auto& [mode, peak] : info["peaks"]["compute"].items())
+      if (peak.is_object() && peak.contains("flops_per_second") && peak["flops_per_second"].is_number() &&
+          !known.peaks.contains(mode))
+        known.peaks[mode] = peak["flops_per_second"].get<double>();
+  }
+}
+
+// FORMAT.md's "which entry stands for a case"; nullptr for a failed or skipped case.
+const json* representative(const std::vector<const json*>& entries) {
+  std::vector<const json*> iterations;
+  for (const json* entry : entries) {
+    if (entry->value("error_occurred", false)) return nullptr;
+    if (entry->value("run_type", "iteration") == "aggregate") {
+      if (entry->value("aggregate_name", "") == "median") return entry;
+    } else {
+      iterations.push_back(entry);
+    }
+  }
+  if (iterations.empty()) return nullptr;
+  std::sort(iterations.begin(), iterations.end(),
+            [](const json* a, const json* b) { return a->value("real_time", 0.0) < b->value("real_time", 0.0); });
+  return iterations[(iterations.size() - 1) / 2];
+}
+
+std::string label_value(const std::string& label, const std::string& key) {
+  const std::regex pattern("(^| )" + key + "=([^ ]+)");
+  std::smatch match;
+  return std::regex_search(label, match, pattern) ? match[2].str() : "";
+}
+
+void read_file(const std::filesystem::path& file_path, RunMatmuls& run) {
+  const std::string path = file_path.string();
+  std::ifstream stream(file_path);
+  const json file = json::parse(stream, nullptr, false);
+  if (file.is_discarded() || !file.is_object() || !file.contains("benchmarks") || !file["benchmarks"].is_array() ||
+      !file.contains("context") || !file["context"].is_object())
+    throw UsageError{"--predict: " + path + " is not a Google Benchmark JSON file (benchmarks and context)"};
+  read_context(file, path, run);
+  ++run.files;
+  std::vector<std::pair<std::string, std::vector<const json*>>> cases;  // by run_name, in order
+  for (const json& entry : file["benchmarks"]) {
+    const std::string run_name = entry.value("run_name", entry.value("name", ""));
+    auto found = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.first == run_name; });
+    if (found == cases.end()) cases.push_back({run_name, {&entry}});
+    else found->second.push_back(&entry);
+  }
+  for (const auto& [run_name, entries] : cases) {
+    std::string error;
+    const auto name = bench::parse_case_name(strip_gbench_suffixes(run_name), &error);
+    if (!name) throw UsageError{"--predict: " + path + ": case name '" + run_name + "': " + error};
+    if (name->family != "matmul") continue;
+    ++run.cases;
+    const json* entry = representative(entries);
+    std::string layout = "NN";
+    for (const auto& [key, value] : name->extras)
+      if (key == "layout") layout = value;
+    const double rate = entry ? entry->value("flops_per_second", 0.0) : 0.0;
+    if (!entry || rate <= 0 || (layout != "NN" && layout != "NT" && layout != "TN")) {
+      ++run.left_out;
+      continue;
+    }
+    run.measurements.push_back({name->device, name->dtype, name->variant,
+                                layout == "NN" ? MatmulLayout::NN : layout == "NT" ? MatmulLayout::NT : MatmulLayout::TN,
+                                name->dim("m"), name->dim("n"), name->dim("k"), rate});
+    const std::string compute = label_value(entry->value("label", ""), "compute");
+    if (!compute.empty()) run.compute.emplace(std::pair{name->device, name->dtype}, compute);
+  }
+}
+
+RunMatmuls read_run(const std::string& run_dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(run_dir, error)) throw UsageError{"--predict: '" + run_dir + "' is not a directory"};
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  RunMatmuls run;
+  for (const auto& file : files) read_file(file, run);
+  if (run.measurements.empty())
+    throw UsageError{"--predict: no matmul results in '" + run_dir + "' (" + std::to_string(run.files) +
+                     " JSON files, " + std::to_string(run.cases) + " matmul cases that ran; run bench_matmul first)"};
+  return run;
+}
+
+// The peak that applies to (device, dtype), 0 when the run does not know it.
+double peak_for(const RunMatmuls& run, const std::string& device, const std::string& dtype, std::string* mode) {
+  auto label = run.compute.find({device, dtype});
+  *mode = label != run.compute.end() ? label->second : std::string(dtype);
+  if (label == run.compute.end())
+    if (auto parsed = parse_compute_mode(dtype)) *mode = std::string(peak_key(*parsed));
+  auto info = run.devices.find(device);
+  if (info == run.devices.end()) return 0;
+  auto peak = info->second.peaks.find(*mode);
+  return peak == info->second.peaks.end() ? 0 : peak->second;
+}
+
+std::string rate_source(const RateEstimate& rate) {
+  if (rate.measured) return "measured (" + rate.variant + ")";
+  if (rate.neighbours == 1 && rate.other_layout) return "same shape, other layout";
+  return "interpolated (" + std::to_string(rate.neighbours) + " shapes" + (rate.other_layout ? ", other layouts" : "") +
+         ")";
+}
+
+constexpr const char* kMethod =
+    "measured rate at each shape (best variant); where a shape was not measured, the 1/distance² weighted mean of "
+    "the 4 nearest measured shapes of its layout in (log2 m, log2 n, log2 k); a bmm is batch x one matrix at its "
+    "shape's rate; only matmuls are timed (no elementwise ops, softmax, norms, optimizer): the step is a lower bound";
+
+json prediction_json(const StepPrediction& p, const Network& network, double peak, const std::string& mode,
+                     const std::string& device_name) {
+  json rows = json::array();
+  for (const auto& row : p.matmuls)
+    rows.push_back({{"layer_kind", row.layer_kind}, {"name", row.shape.name}, {"pass", pass_name(row.pass)},
+                    {"role", matmul_role_name(row.shape.role)},
+                    {"layout", matmul_layout_name(row.shape.layout)}, {"batch", row.shape.batch}, {"m", row.shape.m},
+                    {"n", row.shape.n}, {"k", row.shape.k}, {"count", row.count},
+                    {"flops_per_second", row.rate.flops_per_second}, {"measured", row.rate.measured},
+                    {"source", rate_source(row.rate)}, {"seconds", row.seconds}});
+  json out = {{"device", p.device}, {"device_name", device_name}, {"dtype", p.dtype}, {"compute", mode},
+              {"forward_seconds", p.forward_seconds}, {"backward_seconds", p.backward_seconds},
+              {"step_seconds", p.step_seconds()}, {"matmul_flops", json_count(p.matmul_flops)},
+              {"measured_shapes", p.measured_shapes}, {"interpolated_shapes", p.interpolated_shapes},
+              {"matmuls", rows}};
+  if (peak > 0) {
+    out["peak_flops_per_second"] = peak;
+    out["mfu"] = static_cast<double>(network.step().pytorch_flops) / p.step_seconds() / peak;
+  }
+  return out;
+}
+
+void print_prediction(const StepPrediction& p, const Network& network, double peak, const std::string& mode,
+                      const std::string& device_name) {
+  std::printf("%s (%s), %s:\n", p.device.c_str(), device_name.empty() ? "name unknown" : device_name.c_str(),
+              p.dtype.c_str());
+  std::printf("  %-8s %-18s %-15s %-6s %6s %7s %7s %7s %5s %12s  %-32s %10s\n", "pass", "matmul", "role", "layout",
+              "batch", "m", "n", "k", "x", "GFLOP/s", "rate", "ms");
+  for (const auto& row : p.matmuls)
+    std::printf("  %-8s %-18s %-15s %-6s %6lld %7lld %7lld %7lld %5lld %12.1f  %-32s %10.4f\n",
+                std::string(pass_name(row.pass)).c_str(), (row.layer_kind + "." + row.shape.name).c_str(),
+                std::string(matmul_role_name(row.shape.role)).c_str(),
+                std::string(matmul_layout_name(row.shape.layout)).c_str(), static_cast<long long>(row.shape.batch),
+                static_cast<long long>(row.shape.m), static_cast<long long>(row.shape.n),
+                static_cast<long long>(row.shape.k), static_cast<long long>(row.count),
+                row.rate.flops_per_second / 1e9, rate_source(row.rate).c_str(), row.seconds * 1e3);
+  std::printf("  forward %.3f ms, backward %.3f ms (backward / forward %.2f; FLOPs ratio %.2f), step %.3f ms\n",
+              p.forward_seconds * 1e3, p.backward_seconds * 1e3, p.backward_seconds / p.forward_seconds,
+              static_cast<double>(network.totals.backward.pytorch_flops) /
+                  static_cast<double>(network.totals.forward.pytorch_flops),
+              p.step_seconds() * 1e3);
+  if (peak > 0)
+    std::printf("  MFU %.1f%% (step FLOPs, pytorch convention, %s / predicted step / %s peak %.1f GFLOP/s)\n",
+                100 * static_cast<double>(network.step().pytorch_flops) / p.step_seconds() / peak,
+                exact_and_short(network.step().pytorch_flops).c_str(), mode.c_str(), peak / 1e9);
+  else
+    std::printf("  MFU: unknown (the run's context has no %s peak for %s)\n", mode.c_str(), p.device.c_str());
+  std::printf("  shapes: %d measured, %d interpolated\n", p.measured_shapes, p.interpolated_shapes);
+}
+
+}  // namespace
+
+int account_predict(const std::string& run_dir, const Network& network, bool as_json) {
+  const RunMatmuls run = read_run(run_dir);
+  const MatmulRates rates(run.measurements);
+  json out = network.head;
+  out["run"] = run_dir;
+  out["method"] = kMethod;
+  out["predictions"] = json::array();
+  if (!as_json)
+    std::printf("step of %s predicted from the matmuls of %s (%zu measured shapes)\nmethod: %s\n\n",
+                network.description.c_str(), run_dir.c_str(), rates.best().size(), kMethod);
+  for (const auto& [device, dtype] : rates.device_dtypes()) {
+    const StepPrediction prediction = predict_step(network.layers, rates, device, dtype);
+    std::string mode;
+    const double peak = peak_for(run, device, dtype, &mode);
+    auto info = run.devices.find(device);
+    const std::string device_name = info == run.devices.end() ? "" : info->second.name;
+    if (as_json) out["predictions"].push_back(prediction_json(prediction, network, peak, mode, device_name));
+    else print_prediction(prediction, network, peak, mode, device_name), std::printf("\n");
+  }
+  if (as_json) std::printf("%s\n", dump_exact(out).c_str());
+  return 0;
+}
+
+}  // namespace flopscope::cli
