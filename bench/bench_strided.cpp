@@ -102,7 +102,8 @@ ViewSpec view_spec(const Point& p, const std::string& view) {
   if (view == "slice") {
     const auto& mn = p.ints("slice_matrix");
     const std::int64_t m = mn[0], n = mn[1], k = p.integer("step");
-    ViewSpec v{{{"m", m}, {"n", n}}, {{"view", view}, {"step", std::to_string(k)}}, {m, (n + k - 1) / k}, {n, k}};
+    // ceil(n / k) columns, without n + k - 1 (which overflows for a step near 2^63); n, k >= 1.
+    ViewSpec v{{{"m", m}, {"n", n}}, {{"view", view}, {"step", std::to_string(k)}}, {m, (n - 1) / k + 1}, {n, k}};
     return v;
   }
   if (view == "expand_row" || view == "expand_col") {

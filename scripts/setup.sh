@@ -2,12 +2,22 @@
 # Installs what flopscope needs on a fresh Debian machine (as root), creates the Python virtual
 # environment in .venv/ and configures + builds into build/. Idempotent: a second run only
 # rebuilds what changed. Used by ./bench.sh and ./test.sh; not meant to be called by hand.
+#   --fuzz           also install clang and its libFuzzer and OpenMP runtimes (scripts/fuzz.sh)
+#   --packages-only  stop after the Debian packages (scripts/sanitize.sh and fuzz.sh build elsewhere)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 debian_packages=(cmake g++ make git pkg-config libbenchmark-dev libbenchmark-tools libgtest-dev
                  nlohmann-json3-dev likwid python3-venv libdnnl-dev libopenblas-dev)
+packages_only=0
+for arg in "$@"; do
+  case $arg in
+    --fuzz) debian_packages+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
+    --packages-only) packages_only=1 ;;
+    *) echo "flopscope setup: unknown option '$arg' (expected --fuzz, --packages-only)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,6 +32,7 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+((packages_only)) && exit 0
 
 python=${PYTHON:-python3}
 if [[ ! -x .venv/bin/python ]]; then

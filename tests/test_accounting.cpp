@@ -24,6 +24,8 @@ TEST(Checked, ProductsThatFitAreExact) {
   EXPECT_EQ(checked_mul<std::int64_t>(1 << 30, 1 << 30), std::int64_t{1} << 60);
   EXPECT_EQ(checked_numel(std::vector<std::int64_t>{49152, 12288}), std::int64_t{603979776});
   EXPECT_EQ(checked_numel(std::vector<std::int64_t>{}), 1);
+  // An empty shape is empty however large its other sizes (fuzz/regressions/rearrange).
+  EXPECT_EQ(checked_numel(std::vector<std::int64_t>{std::int64_t{1} << 62, 4, 0}), 0);
   EXPECT_EQ(checked_bytes(std::int64_t{1} << 28, 4), std::int64_t{1} << 30);
 }
 

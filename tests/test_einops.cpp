@@ -8,6 +8,7 @@
 #include <string>
 
 #include "flopscope/broadcast.hpp"
+#include "flopscope/checked.hpp"
 #include "flopscope/einops.hpp"
 
 namespace flopscope {
@@ -314,10 +315,53 @@ TEST(EinsumFlops, PlanDetails) {
   EinsumPlan summed = einsum_plan("ij,jk->i", std::vector<Shape>{{3, 4}, {4, 5}});
   EXPECT_EQ(summed.steps[0].kind, "sum");
   EXPECT_EQ(summed.elementwise_flops, 20 - 4);
+  // Summing an empty operand takes no additions (fuzz/regressions/einsum: it counted -1).
+  EXPECT_EQ(einsum_plan("bi->", std::vector<Shape>{{0, 5}}).elementwise_flops, 0);
   // Forms: spaces between names, or a digit or '_' in one, mean named.
   EXPECT_EQ(einsum_plan("hidden,hidden->", std::vector<Shape>{{4}, {4}}, EinsumOrder::left_to_right, EinsumForm::named).flops, 8);
   EXPECT_EQ(einsum_plan("i j, j k -> i k", std::vector<Shape>{{2, 3}, {3, 4}}).form, EinsumForm::named);
   EXPECT_EQ(einsum_plan("x_1,x_1->", std::vector<Shape>{{4}, {4}}).form, EinsumForm::named);
+}
+
+TEST(EinsumFlops, OverflowIsAnErrorNotAWrappedCount) {
+  constexpr std::int64_t k2_21 = std::int64_t{1} << 21, k2_30 = std::int64_t{1} << 30, k2_40 = std::int64_t{1} << 40;
+  // 2 * 2^21 * 2^21 * 2^21 = 2^64: one more than int64 holds (it used to print "FLOPs: 0").
+  EXPECT_EQ(error_of([&] { einsum_plan("ij,jk->ik", std::vector<Shape>{{k2_21, k2_21}, {k2_21, k2_21}}); }),
+            "bmm FLOPs: 8796093022208 x 2097152 overflows 64 bits");
+  // A zero-size axis makes a count 0 whatever the others ([2^40, 2^40, 0] is empty), in every
+  // order (fuzz/regressions/einsum).
+  const EinsumPlan empty = einsum_plan("i,jk->ijk", std::vector<Shape>{{k2_40}, {k2_40, 0}});
+  EXPECT_EQ(empty.elementwise_flops, 0);
+  EXPECT_EQ(empty.output_shape, (Shape{k2_40, k2_40, 0}));
+  // 2^62 FLOPs fit: exact.
+  EXPECT_EQ(einsum_plan("ij,jk->ik", std::vector<Shape>{{k2_30, k2_30}, {k2_30, 2}}).flops, std::int64_t{1} << 62);
+  // An operand of 2^90 elements cannot exist (its sum used to count "-1 additions").
+  EXPECT_EQ(error_of([&] { einsum_plan("ijk->", std::vector<Shape>{{k2_30, k2_30, k2_30}}); }),
+            "element count of an operand: 1152921504606846976 x 1073741824 overflows 64 bits");
+  // Every operand fits, the output does not.
+  EXPECT_THROW(einsum_plan("i,j->ij", std::vector<Shape>{{k2_40}, {k2_40}}), SizeOverflow);
+  // The optimal search skips an order whose counts overflow and keeps one that fits: ((x0 x1) x2)
+  // costs 2^83 FLOPs, (x0 (x1 x2)) 2^44.
+  const std::vector<Shape> chain = {{k2_40, 2}, {2, k2_40}, {k2_40, 2}};
+  EXPECT_THROW(einsum_plan("ij,jk,kl->il", chain), SizeOverflow);
+  EXPECT_EQ(einsum_plan("ij,jk,kl->il", chain, EinsumOrder::optimal).flops, std::int64_t{1} << 44);
+  // When no order fits, the search says so.
+  EXPECT_THROW(einsum_plan("ij,jk,kl->il", std::vector<Shape>{{k2_40, 1 << 20}, {1 << 20, k2_40}, {k2_40, 1 << 20}},
+                           EinsumOrder::optimal),
+               SizeOverflow);
+}
+
+TEST(Einops, LengthsThatOverflowAreErrors) {
+  // Views of one element with huge shapes (stride 0): no memory, every size computation.
+  const Tensor x = zeros({1}).expand({std::int64_t{1} << 40, std::int64_t{1} << 20});
+  EXPECT_EQ(rearrange(x, "a b -> (a b)").tensor.shape(), (Shape{std::int64_t{1} << 60}));
+  EXPECT_THROW(rearrange(x, "a b -> (a b b2)", {}), PatternError);  // b2 is not on the left
+  EXPECT_EQ(error_of([&] { rearrange(x, "(a c) b -> a c b", {{"c", std::int64_t{1} << 62}, {"a", 4}}); }),
+            "axis lengths of a group: 4 x 4611686018427387904 overflows 64 bits");
+  // An anonymous axis too long for 64 bits is a pattern error, not std::out_of_range.
+  EXPECT_NE(error_of([&] { reduce(x, "a b 99999999999999999999 -> a", "sum"); }).find("does not fit 64 bits"),
+            std::string::npos);
+  EXPECT_THROW(zeros({1}).expand({std::int64_t{1} << 40, std::int64_t{1} << 40}), SizeOverflow);
 }
 
 TEST(EinsumErrors, NameThePatternAndPosition) {

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "flopscope/broadcast.hpp"
+#include "flopscope/checked.hpp"
 #include "flopscope/init.hpp"
 
 namespace flopscope {
@@ -19,6 +20,8 @@ TEST(Init, FansAsPyTorch) {
   EXPECT_EQ(conv.fan_in, 36);
   EXPECT_EQ(conv.fan_out, 72);
   EXPECT_THROW(calculate_fans(Shape{5}), ShapeError);
+  // A receptive field whose fans overflow: an error, not a wrapped (negative) fan.
+  EXPECT_THROW(calculate_fans(Shape{8, 4, std::int64_t{1} << 31, std::int64_t{1} << 31}), SizeOverflow);
 }
 
 TEST(Init, TruncNormalStaysInBoundsWithTheRightMoments) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "flopscope/checked.hpp"
 #include "flopscope/random.hpp"
 #include "flopscope/tensor.hpp"
 
@@ -338,6 +339,25 @@ TEST(Factories, Basics) {
   EXPECT_EQ(full({}, 1).numel(), 1);
   EXPECT_EQ(from_values({1, 2}, {2}).str(), "tensor([1, 2], dtype=f32)");
   EXPECT_EQ(arange(4, {DType::bf16}).view({2, 2}).t().str(), "tensor([[0, 2], [1, 3]], dtype=bf16)");
+}
+
+TEST(Factories, SizesThatOverflowAreErrorsNotSmallAllocations) {
+  // 2^40 x 2^40 elements: the element count wraps; 2^61 f32 elements: the bytes wrap to 2^63.
+  EXPECT_EQ(error_of([] { empty({std::int64_t{1} << 40, std::int64_t{1} << 40}); }),
+            "element count: 1099511627776 x 1099511627776 overflows 64 bits");
+  EXPECT_EQ(error_of([] { empty({std::int64_t{1} << 61}); }), "storage bytes: 2305843009213693952 x 4 overflows 64 bits");
+  EXPECT_THROW(empty_strided({4, 4}, {std::int64_t{1} << 62, 1}), SizeOverflow);
+  EXPECT_THROW(empty_strided({4}, {1, 1}), ShapeError);
+  EXPECT_THROW(zeros({std::int64_t{1} << 62, 4}), SizeOverflow);
+  EXPECT_NE(error_of([] { arange(0, 1e30, 1); }).find("do not fit int64"), std::string::npos);
+  // Views whose extent overflows never reach the storage.
+  Tensor x = zeros({4});
+  EXPECT_THROW(x.as_strided({3, 3}, {std::int64_t{1} << 62, std::int64_t{1} << 62}), SizeOverflow);
+  // An empty view's strides as resize gives them (20 x 2^62) do not fit: an error, not a wrapped
+  // stride (fuzz/regressions/rearrange).
+  const Tensor empty_view = zeros({1}).expand({0, std::int64_t{1} << 62, 20});
+  EXPECT_EQ(empty_view.numel(), 0);
+  EXPECT_THROW(empty_view.reshape({0, 20, std::int64_t{1} << 62}), SizeOverflow);
 }
 
 // ---- random ----------------------------------------------------------------------------------

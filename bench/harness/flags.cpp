@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
-#include <sstream>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
 #include "flopscope/sizes.hpp"
@@ -13,13 +12,17 @@ namespace flopscope::bench {
 
 namespace {
 
+// The items between separators; an empty item is kept ("1,,2", "0,1,": its parser names it as
+// malformed instead of running less than was asked), an empty text has none ("--sizes is empty").
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> out;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, separator))
-    if (!item.empty()) out.push_back(item);
-  return out;
+  if (text.empty()) return out;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find(separator, start);
+    out.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
 }
 
 std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
@@ -61,6 +64,7 @@ std::vector<AxisValue> parse_axis(const std::string& binary, const Axis& axis, c
         std::vector<std::int64_t> dims;
         for (const auto& dim : split(item, item.find('x') != std::string::npos ? 'x' : ','))
           dims.push_back(integer(binary, dim, axis, "dimension"));
+        if (dims.empty()) usage_error(binary, "empty shape in --" + axis.flag + "=" + text);
         if (!axis.keys.empty() && dims.size() != axis.keys.size())
           usage_error(binary, "shape '" + item + "' in --" + axis.flag + " has " + std::to_string(dims.size()) +
                                   " dimensions, expected " + std::to_string(axis.keys.size()) + " (" +

@@ -33,6 +33,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
@@ -49,6 +50,14 @@
 namespace flopscope::kernels {
 
 namespace f = flopscope::fast;
+
+// Stores one code where the output may be misaligned for T (a conversion writes to any byte
+// address): memcpy is one plain store, without the undefined behaviour of a misaligned T lvalue.
+template <class T>
+inline void store_code(T* out, std::uint32_t code) {
+  const auto value = static_cast<T>(code);
+  std::memcpy(out, &value, sizeof value);
+}
 
 std::optional<std::string> convert_problem_error(const ConvertProblem& p) {
   const bool narrow_known = std::find(kNarrowDTypes.begin(), kNarrowDTypes.end(), p.narrow()) != kNarrowDTypes.end();
@@ -194,7 +203,7 @@ void decode_dispatch(const void* in, float* out, std::size_t count, DType from) 
 struct ScalarKernel {
   template <class F, class T>
   static void encode(const float* in, T* out, std::size_t n, bool saturate, bool) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+    for (std::size_t i = 0; i < n; ++i) store_code(out + i, f::encode_f32<F>(in[i], saturate));
   }
   template <class F, class T>
   static void decode(const T* in, float* out, std::size_t n, bool) {
@@ -302,7 +311,7 @@ FLOPSCOPE_AVX512 void encode_blocks(const float* in, T* out, std::size_t n, bool
   } else {
     for (; i + per_block <= n; i += per_block) _mm512_storeu_si512(out + i, Block::template encode<F>(in + i, saturate));
   }
-  for (; i < n; ++i) out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+  for (; i < n; ++i) store_code(out + i, f::encode_f32<F>(in[i], saturate));
 }
 
 template <class F, class T, class Block>
@@ -478,7 +487,7 @@ struct F16cKernel {
         _mm256_storeu_si256(p, both);
     }
     if (alignable && streaming) _mm_sfence();
-    for (; i < n; ++i) out[i] = static_cast<T>(f::encode_f32<F>(in[i], saturate));
+    for (; i < n; ++i) store_code(out + i, f::encode_f32<F>(in[i], saturate));
   }
   template <class F, class T>
   FLOPSCOPE_F16C static void decode(const T* in, float* out, std::size_t n, bool streaming) {

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "flopscope/checked.hpp"
 #include "isa.hpp"
 #include "parallel.hpp"
 #ifdef FLOPSCOPE_HAVE_ONEDNN
@@ -613,8 +614,11 @@ ReorderDescs reorder_descs(const CopyProblem& p) {
   dnnl::memory::dims dims, dst_strides, src_strides;
   for (int d = 0; d < p.src.dims; ++d) {
     dims.push_back(p.src.sizes[d]);
-    dst_strides.push_back(p.dst.strides[d] * words);
-    src_strides.push_back(p.src.strides[d] * words);
+    // A dimension of size 1 is never stepped along, so its stride is any number (x[:, ::k] with
+    // k >= n): oneDNN copies wrong elements with one near 2^61, so it takes the destination's.
+    const std::int64_t src_stride = p.src.sizes[d] == 1 ? p.dst.strides[d] : p.src.strides[d];
+    dst_strides.push_back(checked_mul(p.dst.strides[d], words, "reorder stride"));
+    src_strides.push_back(checked_mul(src_stride, words, "reorder stride"));
   }
   if (words == 2 || dims.empty()) {
     dims.push_back(words);

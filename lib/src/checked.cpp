@@ -16,11 +16,12 @@ std::string count_str(Count128 value) {
 }
 
 std::int64_t checked_numel(std::span<const std::int64_t> sizes, std::string_view what) {
-  std::int64_t numel = 1;
-  for (std::int64_t size : sizes) {
+  for (std::int64_t size : sizes)
     if (size < 0) throw std::invalid_argument(std::string(what) + ": negative size " + std::to_string(size));
-    numel = checked_mul<std::int64_t>(numel, size, what);
-  }
+  // A zero anywhere makes it 0, however large the others ([2^62, 4, 0] is an empty tensor).
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+  std::int64_t numel = 1;
+  for (std::int64_t size : sizes) numel = checked_mul<std::int64_t>(numel, size, what);
   return numel;
 }
 

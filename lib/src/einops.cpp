@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "flopscope/broadcast.hpp"
+#include "flopscope/checked.hpp"
 #include "flopscope/flop_counter.hpp"
 
 namespace flopscope {
@@ -126,7 +128,10 @@ class PatternParser {
         if (std::isdigit(static_cast<unsigned char>(token[0]))) {
           if (!std::all_of(token.begin(), token.end(), [](char d) { return std::isdigit(static_cast<unsigned char>(d)); }))
             fail(i, "invalid axis name '" + token + "' (names start with a letter or '_')");
-          const std::int64_t length = std::stoll(token);
+          std::int64_t length = 0;
+          const auto [end_of_number, error] = std::from_chars(token.data(), token.data() + token.size(), length);
+          if (error != std::errc{} || end_of_number != token.data() + token.size())
+            fail(i, "anonymous axis length " + token + " does not fit 64 bits");
           if (length < 1) fail(i, "an anonymous axis must have length >= 1 (got " + token + ")");
           add_atom(Atom{"#" + std::to_string(i), length, false, i});
         } else {
@@ -185,12 +190,12 @@ Decomposed decompose(const PatternParser& parser, const Side& left, const Tensor
     const Atom* unknown = nullptr;
     for (const auto& atom : element.atoms) {
       if (atom.anonymous > 0) {
-        known *= atom.anonymous;
+        known = checked_mul(known, atom.anonymous, "axis lengths of a group");
       } else if (auto it = given.find(atom.key); it != given.end()) {
         if (it->second < 0) parser.fail(atom.position, "axis '" + atom.key + "' has negative length " + std::to_string(it->second));
-        known *= it->second;
+        known = checked_mul(known, it->second, "axis lengths of a group");
       } else if (!element.group) {
-        known *= size;
+        known = checked_mul(known, size, "axis lengths of a group");
       } else if (unknown != nullptr) {
         parser.fail(atom.position, "cannot infer the lengths of both '" + unknown->key + "' and '" + atom.key +
                                        "' in one group: give one of them");
@@ -217,7 +222,7 @@ Decomposed decompose(const PatternParser& parser, const Side& left, const Tensor
                                   : given.count(it->key) ? given[it->key]
                                                          : size;
       split.emplace_back(length, stride);
-      stride *= length;
+      stride = checked_mul(stride, length, "strides of a split dimension");
     }
     for (std::size_t a = 0; a < element.atoms.size(); ++a) {
       const Atom& atom = element.atoms[a];
@@ -259,7 +264,7 @@ Composed compose(const PatternParser& parser, const Side& right, const Decompose
       if (atom.ellipsis) {
         for (const auto& key : left.ellipsis_axes) {
           out.axes.push_back(key);
-          if (element.group) size *= left.length.at(key);
+          if (element.group) size = checked_mul(size, left.length.at(key), "size of a merged dimension");
           else out.shape.push_back(left.length.at(key));
         }
         if (!element.group) size = -1;  // one size per ellipsis dimension, pushed above
@@ -268,7 +273,7 @@ Composed compose(const PatternParser& parser, const Side& right, const Decompose
       if (!left.length.count(atom.key))
         parser.fail(atom.position, "axis '" + atom.key + "' appears on the right but not on the left");
       out.axes.push_back(atom.key);
-      size *= left.length.at(atom.key);
+      size = checked_mul(size, left.length.at(atom.key), "size of a merged dimension");
     }
     if (size >= 0) out.shape.push_back(size);
   }
@@ -333,7 +338,7 @@ Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, co
   for (std::size_t a = 0; a < decomposed.axes.size(); ++a)
     if (std::find(composed.axes.begin(), composed.axes.end(), decomposed.axes[a]) == composed.axes.end()) {
       permutation.push_back(static_cast<std::int64_t>(a));
-      reduced_count *= decomposed.length.at(decomposed.axes[a]);
+      reduced_count = checked_mul(reduced_count, decomposed.length.at(decomposed.axes[a]), "reduced element count");
     }
   if (reduced_count == 0 && (reduction == Reduction::max || reduction == Reduction::min))
     parser.fail(0, std::string(reduction == Reduction::max ? "max" : "min") + " of an empty set of elements (shape " +
@@ -632,6 +637,7 @@ struct PlanState {
   std::vector<int> counts;  // axis -> operands that carry it (size != 1)
   std::vector<EinsumStep> steps;
   std::int64_t flops = 0;
+  std::int64_t elementwise_flops = 0;  // summed as the steps come: an order whose total overflows is no plan
 };
 
 class Planner {
@@ -696,27 +702,33 @@ class Planner {
       step.elementwise_flops = numel(result);
     } else {
       step.kind = "bmm";
+      Shape batch, m, k, n;  // the sizes in each role
       for (int axis : a.axes) {
         if (std::find(sum_axes.begin(), sum_axes.end(), axis) != sum_axes.end()) continue;
         (b.has(axis) ? step.batch_axes : step.m_axes).push_back(r_.names[static_cast<std::size_t>(axis)]);
-        if (b.has(axis)) step.batch *= size(axis);
-        else step.m *= size(axis);
+        (b.has(axis) ? batch : m).push_back(size(axis));
         result.axes.push_back(axis);
       }
       for (int axis : sum_axes) {
         step.k_axes.push_back(r_.names[static_cast<std::size_t>(axis)]);
-        step.k *= size(axis);
+        k.push_back(size(axis));
       }
       for (int axis : b.axes) {
         if (a.has(axis) || std::find(sum_axes.begin(), sum_axes.end(), axis) != sum_axes.end()) continue;
         step.n_axes.push_back(r_.names[static_cast<std::size_t>(axis)]);
-        step.n *= size(axis);
+        n.push_back(size(axis));
         result.axes.push_back(axis);
       }
-      step.flops = 2 * step.batch * step.m * step.k * step.n;
+      step.batch = checked_numel(batch, "bmm batch size");
+      step.m = checked_numel(m, "bmm m");
+      step.k = checked_numel(k, "bmm k");
+      step.n = checked_numel(n, "bmm n");
+      // checked_numel: a zero size makes it 0 whatever the others, in every contraction order.
+      step.flops = checked_numel(std::vector<std::int64_t>{2, step.batch, step.m, step.k, step.n}, "bmm FLOPs");
     }
     step.result = describe(result);
-    state.flops += step.flops;
+    state.flops = checked_add(state.flops, step.flops, "einsum FLOPs");
+    state.elementwise_flops = checked_add(state.elementwise_flops, step.elementwise_flops, "einsum elementwise FLOPs");
     state.steps.push_back(std::move(step));
     if (result_first) state.operands.insert(state.operands.begin(), std::move(result));
     else state.operands.push_back(std::move(result));
@@ -736,9 +748,9 @@ class Planner {
   std::int64_t size(int axis) const { return r_.sizes[static_cast<std::size_t>(axis)]; }
 
   std::int64_t numel(const PlanOperand& op) const {
-    std::int64_t n = 1;
-    for (int axis : op.axes) n *= size(axis);
-    return n;
+    Shape sizes;
+    for (int axis : op.axes) sizes.push_back(size(axis));
+    return checked_numel(sizes, "element count of " + op.label);
   }
 
   std::string describe(const PlanOperand& op) const {
@@ -755,7 +767,10 @@ class Planner {
     const std::int64_t before = numel(op);
     std::erase_if(op.axes, [&](int axis) { return std::find(axes.begin(), axes.end(), axis) != axes.end(); });
     step.result = describe(op);
-    step.elementwise_flops = before - numel(op);
+    // Summing n elements into m outputs takes n - m additions; an empty operand (n = 0) takes none
+    // (its one output when every axis is summed is a zero, not -1 additions).
+    step.elementwise_flops = before == 0 ? 0 : before - numel(op);
+    state.elementwise_flops = checked_add(state.elementwise_flops, step.elementwise_flops, "einsum elementwise FLOPs");
     state.steps.push_back(std::move(step));
   }
 
@@ -763,18 +778,31 @@ class Planner {
   std::vector<bool> in_output_;
 };
 
-void search_optimal(const Planner& planner, const PlanState& state, std::optional<PlanState>& best) {
+// Every pairwise order; one whose counts overflow on the way is no candidate (`overflow` keeps
+// the first such error, for when no order fits).
+void search_optimal(const Planner& planner, const PlanState& state, std::optional<PlanState>& best,
+                    std::optional<SizeOverflow>& overflow) {
   if (state.operands.size() <= 1) {
     PlanState done = state;
-    planner.finish(done);
+    try {
+      planner.finish(done);
+    } catch (const SizeOverflow& error) {
+      if (!overflow) overflow = error;
+      return;
+    }
     if (!best || done.flops < best->flops) best = std::move(done);
     return;
   }
   for (std::size_t i = 0; i < state.operands.size(); ++i)
     for (std::size_t j = i + 1; j < state.operands.size(); ++j) {
       PlanState next = state;
-      planner.contract(next, i, j, false);
-      search_optimal(planner, next, best);
+      try {
+        planner.contract(next, i, j, false);
+      } catch (const SizeOverflow& error) {
+        if (!overflow) overflow = error;
+        continue;
+      }
+      search_optimal(planner, next, best, overflow);
     }
 }
 
@@ -800,13 +828,17 @@ void report_einsum(const EinsumPlan& plan, std::span<const Shape> shapes, DType 
 
 EinsumPlan einsum_plan(std::string_view pattern, std::span<const Shape> shapes, EinsumOrder order, EinsumForm form) {
   const ResolvedEinsum r = resolve(pattern, shapes, form);
+  // Operands and an output that could not exist (more than 2^63 elements) have no plan.
+  for (const auto& shape : shapes) checked_numel(shape, "element count of an operand");
   const Planner planner(r);
   PlanState state = planner.initial();
   if (order == EinsumOrder::optimal && state.operands.size() > 2) {
     if (state.operands.size() > 6)
       throw PatternError("einsum", pattern, 0, "the optimal order is searched exhaustively for at most 6 operands");
     std::optional<PlanState> best;
-    search_optimal(planner, state, best);
+    std::optional<SizeOverflow> overflow;
+    search_optimal(planner, state, best, overflow);
+    if (!best) throw *overflow;
     state = std::move(*best);
   } else {
     while (state.operands.size() > 1) planner.contract(state, 0, 1, true);
@@ -824,8 +856,9 @@ EinsumPlan einsum_plan(std::string_view pattern, std::span<const Shape> shapes, 
     plan.output_axes.push_back(r.names[static_cast<std::size_t>(axis)]);
     plan.output_shape.push_back(r.sizes[static_cast<std::size_t>(axis)]);
   }
+  checked_numel(plan.output_shape, "element count of the output");
   plan.flops = state.flops;
-  for (const auto& step : state.steps) plan.elementwise_flops += step.elementwise_flops;
+  plan.elementwise_flops = state.elementwise_flops;
   plan.steps = std::move(state.steps);
   return plan;
 }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 
+#include "flopscope/checked.hpp"
 #include "flopscope/numerics.hpp"
 #include "flopscope/random.hpp"
 
@@ -15,8 +16,8 @@ Fans calculate_fans(std::span<const std::int64_t> shape) {
     throw ShapeError("calculate_fans(" + shape_str(shape) +
                      "): Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
   std::int64_t receptive_field = 1;
-  for (std::size_t d = 2; d < shape.size(); ++d) receptive_field *= shape[d];
-  return {shape[1] * receptive_field, shape[0] * receptive_field};
+  for (std::size_t d = 2; d < shape.size(); ++d) receptive_field = checked_mul(receptive_field, shape[d], "fans");
+  return {checked_mul(shape[1], receptive_field, "fan_in"), checked_mul(shape[0], receptive_field, "fan_out")};
 }
 
 namespace {

@@ -8,16 +8,6 @@
 
 namespace flopscope {
 
-namespace {
-
-std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
-  return out;
-}
-
-}  // namespace
-
 std::optional<std::vector<std::int64_t>> parse_shape(std::string_view text) {
   std::vector<std::int64_t> shape;
   if (text.empty()) return shape;
@@ -43,20 +33,8 @@ std::string format_shape(std::span<const std::int64_t> shape) {
   return out;
 }
 
-std::optional<std::int64_t> element_count(std::span<const std::int64_t> shape) {
-  std::int64_t count = 1;
-  for (std::int64_t dim : shape) {
-    auto next = checked_mul(count, dim);
-    if (!next || dim < 0) return std::nullopt;
-    count = *next;
-  }
-  return count;
-}
-
-std::optional<std::int64_t> tensor_bytes(std::span<const std::int64_t> shape, DType dtype) {
-  auto count = element_count(shape);
-  if (!count) return std::nullopt;
-  return checked_mul(*count, static_cast<std::int64_t>(dtype_size(dtype)));
+std::int64_t tensor_bytes(std::span<const std::int64_t> shape, DType dtype) {
+  return checked_bytes(checked_numel(shape), dtype_size(dtype), "bytes of " + std::string(dtype_name(dtype)) + " elements");
 }
 
 std::optional<Optimizer> parse_optimizer(std::string_view text) {
@@ -75,9 +53,7 @@ std::string_view optimizer_name(Optimizer optimizer) {
   return "?";
 }
 
-std::optional<TrainingMemory> training_memory(std::int64_t parameters, DType parameter_dtype,
-                                              Optimizer optimizer, bool master_weights) {
-  if (parameters < 0) return std::nullopt;
+TrainingMemory training_memory(std::int64_t parameters, DType parameter_dtype, Optimizer optimizer, bool master_weights) {
   TrainingMemory memory;
   auto add = [&](std::string name, DType dtype) {
     const auto size = static_cast<std::int64_t>(dtype_size(dtype));
@@ -96,10 +72,9 @@ std::optional<TrainingMemory> training_memory(std::int64_t parameters, DType par
       break;
   }
   for (auto& component : memory.components) {
-    auto bytes = checked_mul(parameters, component.bytes_per_parameter);
-    if (!bytes || __builtin_add_overflow(memory.total_bytes, *bytes, &memory.total_bytes))
-      return std::nullopt;
-    component.bytes = *bytes;
+    component.bytes = checked_bytes(parameters, static_cast<std::size_t>(component.bytes_per_parameter),
+                                    "bytes of " + component.name);
+    memory.total_bytes = checked_add(memory.total_bytes, component.bytes, "bytes of the training state");
     memory.bytes_per_parameter += component.bytes_per_parameter;
   }
   return memory;

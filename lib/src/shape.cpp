@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "flopscope/checked.hpp"
+
 namespace flopscope {
 
 // ---- shapes and strides ----------------------------------------------------------------------
@@ -18,18 +20,14 @@ std::string shape_str(std::span<const std::int64_t> sizes) {
   return out + "]";
 }
 
-std::int64_t shape_numel(std::span<const std::int64_t> sizes) {
-  std::int64_t numel = 1;
-  for (auto size : sizes) numel *= size;
-  return numel;
-}
+std::int64_t shape_numel(std::span<const std::int64_t> sizes) { return checked_numel(sizes); }
 
 Strides contiguous_strides(std::span<const std::int64_t> sizes) {
   Strides strides(sizes.size());
   std::int64_t expected = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     strides[i] = expected;
-    expected *= std::max<std::int64_t>(sizes[i], 1);
+    if (i > 0) expected = checked_mul(expected, std::max<std::int64_t>(sizes[i], 1), "strides");
   }
   return strides;
 }
@@ -81,7 +79,9 @@ std::optional<Strides> compute_view_strides(std::span<const std::int64_t> old_sh
   if (numel == 0) {
     // Any strides do; use the ones resize would give (as PyTorch, to match NumPy).
     for (std::size_t d = new_shape.size(); d-- > 0;)
-      new_strides[d] = d + 1 == new_shape.size() ? 1 : std::max<std::int64_t>(new_shape[d + 1], 1) * new_strides[d + 1];
+      new_strides[d] = d + 1 == new_shape.size()
+                           ? 1
+                           : checked_mul(std::max<std::int64_t>(new_shape[d + 1], 1), new_strides[d + 1], "strides");
     return new_strides;
   }
   auto view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
@@ -89,11 +89,12 @@ std::optional<Strides> compute_view_strides(std::span<const std::int64_t> old_sh
   std::int64_t tensor_numel = 1;
   std::int64_t view_numel = 1;
   for (auto tensor_d = static_cast<std::int64_t>(old_shape.size()) - 1; tensor_d >= 0; --tensor_d) {
-    tensor_numel *= old_shape[tensor_d];
-    if (tensor_d == 0 ||
-        (old_shape[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    tensor_numel *= old_shape[tensor_d];  // at most numel
+    // The stride that would continue the chunk; beyond int64 no stride is it.
+    const std::optional<std::int64_t> continued = try_mul(tensor_numel, chunk_base_stride);
+    if (tensor_d == 0 || (old_shape[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != continued)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
-        new_strides[view_d] = view_numel * chunk_base_stride;
+        new_strides[view_d] = checked_mul(view_numel, chunk_base_stride, "strides");
         view_numel *= new_shape[view_d];
         --view_d;
       }
@@ -119,7 +120,7 @@ Shape infer_shape(std::span<const std::int64_t> shape, std::int64_t numel, std::
         throw ShapeError(std::string(operation) + ": shape '" + shape_str(shape) + "': only one dimension can be inferred");
       inferred = d;
     } else if (shape[d] >= 0) {
-      known *= shape[d];
+      known = checked_mul(known, shape[d], "element count");
     } else {
       throw ShapeError(std::string(operation) + ": shape '" + shape_str(shape) + "': invalid shape dimension " +
                        std::to_string(shape[d]));

@@ -7,6 +7,8 @@
 #include <limits>
 #include <utility>
 
+#include "flopscope/checked.hpp"
+
 namespace flopscope {
 
 namespace {
@@ -17,12 +19,6 @@ std::optional<std::int64_t> parse_integer(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || ptr != text.data() + text.size() || value < 0) return std::nullopt;
   return value;
-}
-
-std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
-  return out;
 }
 
 constexpr std::array<std::pair<std::string_view, std::int64_t>, 8> kSuffixes = {{
@@ -41,7 +37,7 @@ std::optional<std::int64_t> parse_count(std::string_view text) {
     if (!base || !exponent || *exponent > 62) return std::nullopt;
     std::int64_t value = 1;
     for (std::int64_t i = 0; i < *exponent; ++i) {
-      auto next = checked_mul(value, *base);
+      auto next = try_mul(value, *base);
       if (!next) return std::nullopt;
       value = *next;
     }
@@ -53,7 +49,7 @@ std::optional<std::int64_t> parse_count(std::string_view text) {
     if (!mantissa || !exponent || *exponent > 18) return std::nullopt;
     std::int64_t value = *mantissa;
     for (std::int64_t i = 0; i < *exponent; ++i) {
-      auto next = checked_mul(value, 10);
+      auto next = try_mul<std::int64_t>(value, 10);
       if (!next) return std::nullopt;
       value = *next;
     }
@@ -63,7 +59,7 @@ std::optional<std::int64_t> parse_count(std::string_view text) {
     if (text.size() > suffix.size() && text.ends_with(suffix)) {
       auto number = parse_integer(text.substr(0, text.size() - suffix.size()));
       if (!number) return std::nullopt;
-      return checked_mul(*number, scale);
+      return try_mul(*number, scale);
     }
   }
   return parse_integer(text);

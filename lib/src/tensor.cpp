@@ -9,8 +9,9 @@
 #include <numeric>
 #include <sstream>
 
-#include "flopscope/strided.hpp"
+#include "flopscope/checked.hpp"
 #include "flopscope/numerics.hpp"
+#include "flopscope/strided.hpp"
 #include "flopscope/random.hpp"
 
 namespace flopscope {
@@ -183,9 +184,10 @@ struct ElementSpan {
 
 ElementSpan view_span(const Tensor& t) {
   if (t.numel() == 0) return {t.storage_offset(), 0};
-  std::int64_t extent = 0;
-  for (std::int64_t d = 0; d < t.dim(); ++d) extent += (t.shape()[d] - 1) * t.strides()[d];
-  return {t.storage_offset(), extent + 1};
+  std::int64_t extent = 1;
+  for (std::int64_t d = 0; d < t.dim(); ++d)
+    extent = checked_add(extent, checked_mul(t.shape()[d] - 1, t.strides()[d], "storage extent"), "storage extent");
+  return {t.storage_offset(), extent};
 }
 
 std::byte* storage_bytes(const Tensor& t) { return static_cast<std::byte*>(t.storage()->data()); }
@@ -194,7 +196,7 @@ std::byte* storage_bytes(const Tensor& t) { return static_cast<std::byte*>(t.sto
 Tensor host_mirror(const Tensor& t) {
   const ElementSpan span = view_span(t);
   const std::size_t element = t.element_size();
-  auto host = std::make_shared<Storage>(static_cast<std::size_t>(span.count) * element, Device::cpu());
+  auto host = std::make_shared<Storage>(to_size(checked_bytes(span.count, element)), Device::cpu());
   if (span.count > 0)
     storage_allocator(t.device().kind)
         ->copy_to_host(host->data(), storage_bytes(t) + span.first * static_cast<std::int64_t>(element),
@@ -286,7 +288,8 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strid
   if (offset_ < 0) throw ShapeError("tensor: negative storage offset " + std::to_string(offset_));
   if (storage_ && numel() > 0) {
     const ElementSpan span = view_span(*this);
-    const auto needed = static_cast<std::size_t>(span.first + span.count) * dtype_size(dtype_);
+    const std::size_t needed =
+        to_size(checked_bytes(checked_add(span.first, span.count, "storage extent"), dtype_size(dtype_), "storage bytes"));
     if (needed > storage_->bytes())
       throw ShapeError("tensor: shape " + shape_str(shape_) + ", strides " + shape_str(strides_) + " and offset " +
                        std::to_string(offset_) + " reach byte " + std::to_string(needed) + " of a storage of " +
@@ -669,12 +672,17 @@ std::string Tensor::str(std::int64_t max_elements) const {
 Tensor empty_strided(Shape shape, Strides strides, TensorOptions options) {
   for (auto size : shape)
     if (size < 0) throw ShapeError("empty: negative dimension in shape " + shape_str(shape));
+  if (shape.size() != strides.size())
+    throw ShapeError("empty_strided: shape " + shape_str(shape) + " and strides " + shape_str(strides) +
+                     " have different lengths");
   std::int64_t elements = 0;
   if (shape_numel(shape) > 0) {
     elements = 1;
-    for (std::size_t d = 0; d < shape.size(); ++d) elements += (shape[d] - 1) * strides[d];
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      elements = checked_add(elements, checked_mul(shape[d] - 1, strides[d], "storage extent"), "storage extent");
   }
-  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(elements) * dtype_size(options.dtype), options.device);
+  const std::int64_t bytes = checked_bytes(elements, dtype_size(options.dtype), "storage bytes");
+  auto storage = std::make_shared<Storage>(to_size(bytes), options.device);
   return Tensor(std::move(storage), options.dtype, std::move(shape), std::move(strides), 0);
 }
 
@@ -731,7 +739,11 @@ Tensor arange(double start, double end, double step, TensorOptions options) {
   if ((step > 0 && end < start) || (step < 0 && end > start))
     throw ShapeError("arange(" + std::to_string(start) + ", " + std::to_string(end) + ", " + std::to_string(step) +
                      "): upper bound and larger bound inconsistent with step sign");
-  const auto count = static_cast<std::int64_t>(std::ceil((end - start) / step));
+  const double steps = std::ceil((end - start) / step);
+  if (!(steps < 0x1p63))  // NaN or beyond int64: the cast would be undefined
+    throw ShapeError("arange(" + std::to_string(start) + ", " + std::to_string(end) + ", " + std::to_string(step) +
+                     "): " + std::to_string(steps) + " elements do not fit int64");
+  const auto count = static_cast<std::int64_t>(steps);
   return generate({count}, options, [=](std::int64_t i) { return start + static_cast<double>(i) * step; });
 }
 

@@ -79,9 +79,9 @@ LargestModel largest_trainable_model(std::int64_t memory_bytes, DType parameter_
     throw std::invalid_argument("memory must not be negative (got " + std::to_string(memory_bytes) + ")");
   // The bytes per parameter of the state (memory.hpp), then the largest whole count that fits.
   const auto one = training_memory(1, parameter_dtype, optimizer, master_weights);
-  const std::int64_t per_parameter = one->bytes_per_parameter;
+  const std::int64_t per_parameter = one.bytes_per_parameter;
   LargestModel largest{.parameters = memory_bytes / per_parameter, .bytes_per_parameter = per_parameter, .memory = {}};
-  largest.memory = *training_memory(largest.parameters, parameter_dtype, optimizer, master_weights);
+  largest.memory = training_memory(largest.parameters, parameter_dtype, optimizer, master_weights);
   return largest;
 }
 

@@ -9,26 +9,18 @@ the same modules, forward and backward, per layer (skipped otherwise; torch is n
 """
 import json
 import math
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / os.environ.get("FLOPSCOPE_BUILD_DIR", "build") / "tools" / "flopscope"
+from flopscope_tool import run as run_tool
+
 RUN = Path(__file__).resolve().parent / "data" / "matmul_run"
 
 
-def tool():
-    if not TOOL.exists():
-        pytest.skip(f"{TOOL} not built (build the 'flopscope' target, or set FLOPSCOPE_BUILD_DIR)")
-    return TOOL
-
-
 def run(*args):
-    return subprocess.run([str(tool()), "account", *map(str, args)], capture_output=True, text=True, timeout=120)
+    return run_tool("account", *map(str, args))
 
 
 def account_json(*args):

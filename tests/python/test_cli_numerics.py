@@ -5,18 +5,15 @@ f8e5m2, and a few hundred thousand random f32 inputs, in both overflow modes. ml
 saturating cast; saturation is modelled as clipping to +/- the largest finite value first, which
 is what saturation means (every value between max and the overflow threshold rounds to max).
 """
-import os
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed (pip install -r analysis/requirements.txt)")
+from flopscope_tool import run, tool
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / os.environ.get("FLOPSCOPE_BUILD_DIR", "build") / "tools" / "flopscope"
+ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed (pip install -r analysis/requirements.txt)")
 
 DTYPES = {
     "f16": (np.float16, np.uint16),
@@ -24,16 +21,6 @@ DTYPES = {
     "f8e4m3": (ml_dtypes.float8_e4m3fn, np.uint8),
     "f8e5m2": (ml_dtypes.float8_e5m2, np.uint8),
 }
-
-
-def tool():
-    if not TOOL.exists():
-        pytest.skip(f"{TOOL} not built (build the 'flopscope' target, or set FLOPSCOPE_BUILD_DIR)")
-    return TOOL
-
-
-def run(*args, stdin=None):
-    return subprocess.run([str(tool()), *args], input=stdin, capture_output=True, text=True, timeout=120)
 
 
 def convert(dtype, lines, saturate=False):

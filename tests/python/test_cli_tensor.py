@@ -5,24 +5,10 @@ torch.utils.flop_counter on the same contractions (skipped otherwise; torch is n
 """
 import json
 import math
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / os.environ.get("FLOPSCOPE_BUILD_DIR", "build") / "tools" / "flopscope"
-
-
-def tool():
-    if not TOOL.exists():
-        pytest.skip(f"{TOOL} not built (build the 'flopscope' target, or set FLOPSCOPE_BUILD_DIR)")
-    return TOOL
-
-
-def run(*args):
-    return subprocess.run([str(tool()), *args], capture_output=True, text=True, timeout=120)
+from flopscope_tool import run
 
 
 def einsum_json(pattern, *shapes, order=None):

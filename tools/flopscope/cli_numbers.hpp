@@ -1,10 +1,8 @@
-// Shared by the numerics commands (dtypes, convert, memory): reading options and numbers,
-// writing values in their shortest exact form.
+// Shared by the commands: reading options, numbers and shapes, writing values in their shortest
+// exact form.
 #pragma once
 
-#include <bit>
 #include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +10,8 @@
 
 #include "commands.hpp"
 #include "flopscope/dtype.hpp"
+#include "flopscope/numerics.hpp"
+#include "flopscope/shape.hpp"
 #include "flopscope/sizes.hpp"
 
 namespace flopscope::cli {
@@ -54,6 +54,9 @@ class OptionReader {
   std::size_t index_ = 0;
 };
 
+// A shape as --shapes takes it: parse_shape's "2x3x4", or "scalar" / "()" for a 0-d operand.
+std::optional<Shape> parse_shape_argument(std::string_view text);
+
 // A count as parse_count reads it ("8", "1Ki", "2^10"), positive; UsageError naming the option.
 inline std::int64_t positive_count(const std::string& option, const std::string& text) {
   auto value = parse_count(text);
@@ -67,32 +70,35 @@ inline DType dtype_option(const std::string& text) {
   return *dtype;
 }
 
-// A number as people and programs write it: a decimal ("1e-8", "-0", "inf", "nan", "+3"), read
-// as a double, or an f32 bit pattern ("0x3f800000", 1 to 8 hex digits). nullopt otherwise.
-inline std::optional<double> parse_number(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    std::uint32_t bits = 0;
-    const char* first = text.data() + 2;
-    const char* last = text.data() + text.size();
-    if (last - first > 8) return std::nullopt;
-    auto [ptr, ec] = std::from_chars(first, last, bits, 16);
-    if (ec != std::errc{} || ptr != last) return std::nullopt;
-    return static_cast<double>(std::bit_cast<float>(bits));
-  }
-  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
-  if (text.empty() || text[0] == '+' || text[0] == ' ') return std::nullopt;
+// How a decimal became the double that parse_number returns.
+enum class DecimalRead {
+  exact,      // the decimal is that double (also: 0x... bit patterns, inf, nan)
+  rounded,    // the nearest double differs from the decimal ("0.1", "1e-8")
+  overflow,   // beyond the largest double ("1e400"): read as +/-inf
+  underflow,  // below half the smallest subnormal double ("1e-400"): read as +/-0
+};
+
+struct Number {
   double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  // Out of range ("1e999") is a number: it overflows to inf, like any conversion.
-  if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
-    bool negative = text[0] == '-';
-    std::size_t e = text.find_first_of("eE");
-    bool tiny = e != std::string_view::npos && e + 1 < text.size() && text[e + 1] == '-';
-    return tiny ? (negative ? -0.0 : 0.0) : (negative ? -HUGE_VAL : HUGE_VAL);
-  }
-  if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
+  DecimalRead read = DecimalRead::exact;
+};
+
+// A number as people and programs write it: a decimal ("1e-8", "-0", "inf", "nan", "+3"), read
+// as the nearest double, or an f32 bit pattern ("0x3f800000", 1 to 8 hex digits). nullopt otherwise.
+std::optional<Number> parse_number(std::string_view text);
+
+// What `number` becomes in `dtype` (convert_value), said of the decimal as written: a decimal
+// beyond f64's range overflows or underflows in every dtype, and one that the double already
+// rounded is not stored exactly in any.
+Conversion convert_number(DType dtype, const Number& number, bool saturate);
+
+// `text` without leading blanks (space, tab) and trailing ones (space, tab, '\r'): a line as
+// `flopscope convert` reads it.
+std::string_view trim_blanks(std::string_view text);
+
+// One line of `flopscope convert`: "<text>\t<bits>\t<value>\t<what happened>\n" appended to
+// `out`; false (and nothing appended) when `text` is not a number.
+bool append_conversion(std::string& out, std::string_view text, DType dtype, bool saturate);
 
 // Shortest decimal that reads back as the same value: in f32 for every dtype but f64.
 inline std::string shortest(double value, DType dtype) {

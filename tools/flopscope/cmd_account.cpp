@@ -150,6 +150,12 @@ std::int64_t positive_exact_count(const std::string& option, const std::string& 
   return value;
 }
 
+// parse_number's double alone (a decimal out of f64's range is +/-inf or 0, refused below).
+std::optional<double> parse_number_value(std::string_view text) {
+  const auto number = parse_number(text);
+  return number ? std::optional<double>(number->value) : std::nullopt;
+}
+
 // A fraction in (0, 1]: "0.5" or "50%".
 double fraction_option(const std::string& option, const std::string& text) {
   std::string number = text;
@@ -158,7 +164,7 @@ double fraction_option(const std::string& option, const std::string& text) {
     number.pop_back();
     scale = 100;
   }
-  auto value = parse_number(number);
+  auto value = parse_number_value(number);
   if (!value || !std::isfinite(*value) || *value / scale <= 0 || *value / scale > 1)
     throw UsageError{option + ": expected a fraction in (0, 1] such as 0.5 or 50% (got '" + text + "')"};
   return *value / scale;
@@ -174,7 +180,7 @@ double seconds_option(const std::string& option, const std::string& text) {
       scale = factor;
       break;
     }
-  auto value = parse_number(number);
+  auto value = parse_number_value(number);
   if (!value || !std::isfinite(*value) || *value <= 0)
     throw UsageError{option + ": expected a positive time such as 0.35s or 350ms (got '" + text + "')"};
   return *value * scale;

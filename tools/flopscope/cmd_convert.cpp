@@ -3,8 +3,10 @@
 // tab-separated: the input as written, the stored bit pattern in hex, the decoded value (the
 // shortest decimal that reads back as the same f32; as the same f64 for --to f64) and what
 // happened (exact, rounded, underflow to zero, overflow to inf, overflow to NaN, saturated, NaN).
-// Decimal inputs are read as a double and rounded once, straight to the dtype; 0x... inputs are
-// f32 bit patterns.
+// Decimal inputs are read as the nearest double and rounded once more, to the dtype; what happened
+// is said of the decimal as written ("0.1" is rounded in f64 too; "1e400" overflows, "1e-400"
+// underflows in every dtype). 0x... inputs are f32 bit patterns.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,17 +14,10 @@
 
 #include "cli_numbers.hpp"
 #include "commands.hpp"
-#include "flopscope/numerics.hpp"
 
 namespace flopscope::cli {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-  return text;
-}
 
 class Converter {
  public:
@@ -31,17 +26,7 @@ class Converter {
 
   // false when `text` is not a number.
   bool line(std::string_view text) {
-    const auto value = parse_number(text);
-    if (!value) return false;
-    const Conversion c = convert_value(dtype_, *value, saturate_);
-    out_.append(text);
-    out_ += '\t';
-    out_ += hex_bits(c.bits, dtype_);
-    out_ += '\t';
-    out_ += shortest(c.value, dtype_);
-    out_ += '\t';
-    out_ += conversion_flag_name(c.flag);
-    out_ += '\n';
+    if (!append_conversion(out_, text, dtype_, saturate_)) return false;
     if (out_.size() > (1 << 20) - 256) flush();
     return true;
   }
@@ -81,7 +66,7 @@ int cmd_convert(const Args& args) {
   Converter converter(*dtype, saturate);
   if (!values.empty()) {
     for (std::size_t i = 0; i < values.size(); ++i) {
-      std::string_view text = trim(values[i]);
+      std::string_view text = trim_blanks(values[i]);
       if (!converter.line(text)) {
         converter.flush();
         cannot_parse(i + 1, values[i], "argument");
@@ -96,14 +81,20 @@ int cmd_convert(const Args& args) {
   std::size_t line_number = 0;
   auto handle = [&](std::string_view text) {
     ++line_number;
-    if (!converter.line(trim(text))) {
+    if (!converter.line(trim_blanks(text))) {
       converter.flush();
-      cannot_parse(line_number, trim(text), "line");
+      cannot_parse(line_number, trim_blanks(text), "line");
     }
   };
   while (true) {
     const std::size_t got = std::fread(buffer.data(), 1, buffer.size(), stdin);
-    if (got == 0) break;
+    if (got == 0) {
+      if (std::ferror(stdin)) {
+        converter.flush();
+        throw UsageError{std::string("cannot read standard input: ") + std::strerror(errno)};
+      }
+      break;
+    }
     std::string_view block(buffer.data(), got);
     while (!block.empty()) {
       const auto newline = block.find('\n');

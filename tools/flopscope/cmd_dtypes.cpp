@@ -175,13 +175,15 @@ int cmd_dtypes(const Args& args) {
     } else if (name == "--count") {
       const std::string text = options.take_value();
       auto parsed = parse_count(text);
-      if (!parsed || *parsed < 1 || *parsed > 100'000'000) throw UsageError{"--count: expected 1 to 1e8, got '" + text + "'"};
+      // 1e7 sums take seconds; more would only take longer to say the same.
+      if (!parsed || *parsed < 1 || *parsed > 10'000'000) throw UsageError{"--count: expected 1 to 1e7, got '" + text + "'"};
       count = *parsed;
     } else if (name == "--term") {
       const std::string text = options.take_value();
       auto parsed = parse_number(text);
-      if (!parsed || !std::isfinite(*parsed) || *parsed <= 0) throw UsageError{"--term: expected a positive number, got '" + text + "'"};
-      term = *parsed;
+      if (!parsed || !std::isfinite(parsed->value) || parsed->value <= 0)
+        throw UsageError{"--term: expected a positive number, got '" + text + "'"};
+      term = parsed->value;
     } else if (name == "--seed") {
       const std::string text = options.take_value();
       auto parsed = parse_count(text);
@@ -195,6 +197,10 @@ int cmd_dtypes(const Args& args) {
   }
   if (accumulate_mode) {
     if (!values.empty() || saturate) throw UsageError{"--accumulate takes --count, --term, --seed and --json only"};
+    // The random terms lie in [0, 2 term): their exact sum must be a finite double.
+    if (!std::isfinite(2 * term * static_cast<double>(count)))
+      throw UsageError{"--term: " + shortest(term, DType::f64) + " x " + std::to_string(count) +
+                       " terms: the sum overflows f64 (expected a smaller --term or --count)"};
     return run_accumulate(count, term, seed, as_json);
   }
   if (values.empty()) values.assign(std::begin(kDefaultValues), std::end(kDefaultValues));
@@ -208,16 +214,16 @@ int cmd_dtypes(const Args& args) {
                                       {"exponent_bits", mode.exponent_bits}, {"mantissa_bits", mode.mantissa_bits},
                                       {"accumulate", dtype_name(mode.accumulate)}, {"description", mode.description}});
     for (const std::string& text : values) {
-      const double value = *parse_number(text);
+      const Number number = *parse_number(text);
       json results = json::object();
       for (DType dtype : kAllDTypes) {
-        const Conversion c = convert_value(dtype, value, saturate);
+        const Conversion c = convert_number(dtype, number, saturate);
         results[std::string(dtype_name(dtype))] = {{"bits", hex_bits(c.bits, dtype)},
                                                    {"value", number_or_text(c.value)},
                                                    {"text", shortest(c.value, dtype)},
                                                    {"flag", conversion_flag_name(c.flag)}};
       }
-      out["values"].push_back({{"input", text}, {"value", number_or_text(value)}, {"results", results}});
+      out["values"].push_back({{"input", text}, {"value", number_or_text(number.value)}, {"results", results}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -226,10 +232,10 @@ int cmd_dtypes(const Args& args) {
   print_properties();
   std::printf("\nwhat values become%s:\n", saturate ? " (saturating)" : "");
   for (const std::string& text : values) {
-    const double value = *parse_number(text);
+    const Number number = *parse_number(text);
     std::printf("  %s\n", text.c_str());
     for (DType dtype : kAllDTypes) {
-      const Conversion c = convert_value(dtype, value, saturate);
+      const Conversion c = convert_number(dtype, number, saturate);
       std::printf("    %-7.*s %-20s %-18s %s\n", int(dtype_name(dtype).size()), dtype_name(dtype).data(),
                   shortest(c.value, dtype).c_str(), hex_bits(c.bits, dtype).c_str(),
                   std::string(conversion_flag_name(c.flag)).c_str());

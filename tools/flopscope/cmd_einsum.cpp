@@ -20,9 +20,8 @@ namespace flopscope::cli {
 namespace {
 
 Shape shape_argument(const std::string& text) {
-  if (text == "scalar" || text == "()") return {};
-  auto shape = parse_shape(text);
-  if (!shape || text.empty()) throw UsageError{"--shapes: cannot parse '" + text + "' (expected e.g. 2x3x4, or 'scalar')"};
+  auto shape = parse_shape_argument(text);
+  if (!shape) throw UsageError{"--shapes: cannot parse '" + text + "' (expected e.g. 2x3x4, or 'scalar')"};
   return *shape;
 }
 
@@ -77,7 +76,7 @@ int cmd_einsum(const Args& args) {
       // Shapes until the next option; a word that is no shape is the pattern, if none came yet.
       while (!options.done() && options.name().empty()) {
         const std::string text = options.take_positional();
-        if (!pattern && text != "scalar" && text != "()" && !parse_shape(text)) pattern = text;
+        if (!pattern && !parse_shape_argument(text)) pattern = text;
         else shapes.push_back(shape_argument(text));
       }
     } else if (name == "--order") {
@@ -104,11 +103,26 @@ int cmd_einsum(const Args& args) {
   if (!pattern) throw UsageError{"needs a PATTERN, e.g. flopscope einsum \"bij,bkj->bik\" --shapes 2x3x4 2x5x4"};
   if (!shapes_given) throw UsageError{"needs --shapes, one per operand (e.g. --shapes 2x3x4 2x5x4)"};
   if (shapes.size() > 3) throw UsageError{"--shapes: 1 to 3 operands (got " + std::to_string(shapes.size()) + ")"};
+  const EinsumOrder other = order == EinsumOrder::optimal ? EinsumOrder::left_to_right : EinsumOrder::optimal;
   EinsumPlan plan;
+  std::string alternative;  // the other order's FLOPs, for three operands
   try {
     plan = einsum_plan(*pattern, shapes, order, form);
+    if (shapes.size() > 2) {
+      try {
+        alternative = std::to_string(einsum_plan(*pattern, shapes, other, form).flops) + " FLOPs";
+      } catch (const SizeOverflow& error) {
+        alternative = std::string("its counts overflow (") + error.what() + ")";
+      }
+    }
   } catch (const PatternError& error) {
     throw UsageError{error.what()};
+  } catch (const SizeOverflow& error) {
+    std::string given;
+    for (const auto& shape : shapes) given += (given.empty() ? "" : " ") + (shape.empty() ? "scalar" : format_shape(shape));
+    const bool other_may_fit = order == EinsumOrder::left_to_right && shapes.size() > 2;
+    throw UsageError{"--shapes " + given + ": " + error.what() +
+                     (other_may_fit ? " (--order optimal may find an order that fits)" : "")};
   }
   if (json) {
     print_json(*pattern, plan, shapes);
@@ -137,11 +151,9 @@ int cmd_einsum(const Args& args) {
                   static_cast<long long>(s.elementwise_flops));
   }
   if (shapes.size() > 2) {
-    const EinsumOrder other = order == EinsumOrder::optimal ? EinsumOrder::left_to_right : EinsumOrder::optimal;
-    const EinsumPlan alternative = einsum_plan(*pattern, shapes, other, form);
-    std::printf("%s order: %lld FLOPs  (torch.einsum contracts left to right, or along opt_einsum's path when "
+    std::printf("%s order: %s  (torch.einsum contracts left to right, or along opt_einsum's path when "
                 "opt_einsum is installed)\n",
-                order_name(other), static_cast<long long>(alternative.flops));
+                order_name(other), alternative.c_str());
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "cli_numbers.hpp"
 #include "commands.hpp"
 #include "flopscope/broadcast.hpp"
+#include "flopscope/checked.hpp"
 #include "flopscope/init.hpp"
 #include "flopscope/sizes.hpp"
 
@@ -60,8 +61,16 @@ int cmd_init(const Args& args) {
     }
   }
   if (!input_dim || !output_dim) throw UsageError{"needs --input-dim N and --output-dim M (e.g. --input-dim 16384 --output-dim 32)"};
-  if (*input_dim * *output_dim * batch > (std::int64_t{1} << 31))
-    throw UsageError{"input_dim x output_dim x batch must stay under 2^31 (this is a plain reference matmul)"};
+  // A plain reference matmul over tensors generated element by element: 2^24 multiply-adds take
+  // about 10 s on one core, and the time and memory grow in proportion.
+  constexpr std::int64_t kLimit = std::int64_t{1} << 24;
+  const std::optional<std::int64_t> weights = try_mul(*input_dim, *output_dim);
+  const std::optional<std::int64_t> work = weights ? try_mul(*weights, batch) : std::nullopt;
+  if (!work || *work > kLimit)
+    throw UsageError{"input_dim x output_dim x batch = " + std::to_string(*input_dim) + " x " +
+                     std::to_string(*output_dim) + " x " + std::to_string(batch) +
+                     (work ? " = " + std::to_string(*work) : std::string(" overflows 64 bits, and")) +
+                     " exceeds the limit 2^24 = 16777216 (a plain reference matmul)"};
 
   const double d = static_cast<double>(*input_dim), n_out = static_cast<double>(*output_dim);
   const TensorOptions opt{dtype, Device::cpu()};

@@ -4,6 +4,8 @@
 // Training state: see Note [training state] in lib/include/flopscope/memory.hpp.
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_numbers.hpp"
 #include "commands.hpp"
@@ -46,23 +48,33 @@ int cmd_memory(const Args& args) {
   }
   if (!shape && !params) throw UsageError{"needs --shape DIMS or --params COUNT"};
 
-  if (shape) {
-    const auto elements = element_count(*shape);
-    if (!elements) throw UsageError{"--shape: the element count overflows int64"};
-    std::printf("tensor %s: %s elements\n", format_shape(*shape).c_str(), format_thousands(*elements).c_str());
-    for (DType each : kAllDTypes) {
-      if (dtype && each != *dtype) continue;
-      const auto bytes = tensor_bytes(*shape, each);
-      if (!bytes) throw UsageError{"--shape: the byte count overflows int64"};
-      std::printf("  %-7.*s %s\n", int(dtype_name(each).size()), dtype_name(each).data(),
-                  format_bytes_both(*bytes).c_str());
+  // Every count first, so that an overflow is the only output.
+  std::int64_t elements = 0;
+  std::vector<std::pair<DType, std::int64_t>> bytes;
+  std::optional<TrainingMemory> memory;
+  const DType parameter_dtype = dtype.value_or(DType::f32);
+  try {
+    if (shape) {
+      elements = checked_numel(*shape);
+      for (DType each : kAllDTypes)
+        if (!dtype || each == *dtype) bytes.emplace_back(each, tensor_bytes(*shape, each));
     }
+  } catch (const SizeOverflow& error) {
+    throw UsageError{"--shape " + format_shape(*shape) + ": " + error.what()};
+  }
+  try {
+    if (params) memory = training_memory(*params, parameter_dtype, optimizer, master_weights);
+  } catch (const SizeOverflow& error) {
+    throw UsageError{"--params " + std::to_string(*params) + ": " + error.what()};
+  }
+
+  if (shape) {
+    std::printf("tensor %s: %s elements\n", format_shape(*shape).c_str(), format_thousands(elements).c_str());
+    for (const auto& [each, count] : bytes)
+      std::printf("  %-7.*s %s\n", int(dtype_name(each).size()), dtype_name(each).data(), format_bytes_both(count).c_str());
     if (params) std::printf("\n");
   }
-  if (params) {
-    const DType parameter_dtype = dtype.value_or(DType::f32);
-    const auto memory = training_memory(*params, parameter_dtype, optimizer, master_weights);
-    if (!memory) throw UsageError{"--params: the byte count overflows int64"};
+  if (memory) {
     std::printf("training state of %s parameters in %.*s with %.*s:\n", format_thousands(*params).c_str(),
                 int(dtype_name(parameter_dtype).size()), dtype_name(parameter_dtype).data(),
                 int(optimizer_name(optimizer).size()), optimizer_name(optimizer).data());

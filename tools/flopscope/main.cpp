@@ -1,8 +1,12 @@
 // flopscope: the library's accounting and numerics, for people.
 //   flopscope <command> [args...]; `flopscope help` lists the commands.
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <new>
+#include <string>
 #include <string_view>
 
 #include "commands.hpp"
@@ -43,27 +47,65 @@ void print_help() {
                 int(command.summary.size()), command.summary.data());
 }
 
+// The text with control characters escaped ("\n", "\x01"): a message quotes what the user typed,
+// and stays one line whatever that was.
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+int fail(std::string_view name, std::string_view message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "flopscope %s: %s\n", one_line(name).c_str(), one_line(message).c_str());
+  return 2;
+}
+
+// Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+int check_output(std::string_view name, int status) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+  return fail(name, "cannot write standard output" + reason);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string_view(argv[1]) == "help" || std::string_view(argv[1]) == "--help") {
+  if (argc < 2) {
+    std::fprintf(stderr, "flopscope: missing command (try: flopscope help)\n");
+    return 2;
+  }
+  if (std::string_view(argv[1]) == "help" || std::string_view(argv[1]) == "--help") {
     print_help();
-    return argc < 2 ? 2 : 0;
+    return check_output("help", 0);
   }
   std::string_view name = argv[1];
   Args args(argv + 2, argv + argc);
   for (const auto& command : kCommands) {
     if (command.name != name) continue;
     try {
-      return command.run(args);
+      return check_output(name, command.run(args));
     } catch (const flopscope::cli::UsageError& error) {
-      std::fprintf(stderr, "flopscope %.*s: %s\n", int(name.size()), name.data(), error.message.c_str());
-      return 2;
+      return fail(name, error.message);
+    } catch (const std::bad_alloc&) {
+      return fail(name, "out of memory (the sizes given need more memory than this machine has)");
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "flopscope %.*s: %s\n", int(name.size()), name.data(), error.what());
-      return 2;
+      return fail(name, error.what());
     }
   }
-  std::fprintf(stderr, "flopscope: unknown command '%.*s' (try: flopscope help)\n", int(name.size()), name.data());
+  std::fprintf(stderr, "flopscope: unknown command '%s' (try: flopscope help)\n", one_line(name).c_str());
   return 2;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -35,25 +36,40 @@ template <class T>
 }
 }  // namespace detail
 
+// a * b, a + b; nullopt when the result does not fit T (for parsers, which say "cannot parse").
+template <class T>
+std::optional<T> try_mul(T a, T b) {
+  static_assert(std::is_integral_v<T> || std::is_same_v<T, Count128>);
+  T out;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+template <class T>
+std::optional<T> try_add(T a, T b) {
+  static_assert(std::is_integral_v<T> || std::is_same_v<T, Count128>);
+  T out;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
 // a * b, a + b; SizeOverflow naming `what` when the result does not fit T.
 template <class T>
 T checked_mul(T a, T b, std::string_view what = "size") {
-  static_assert(std::is_integral_v<T> || std::is_same_v<T, Count128>);
-  T out;
-  if (__builtin_mul_overflow(a, b, &out)) detail::throw_overflow(what, 'x', a, b);
-  return out;
+  const std::optional<T> out = try_mul(a, b);
+  if (!out) detail::throw_overflow(what, 'x', a, b);
+  return *out;
 }
 
 template <class T>
 T checked_add(T a, T b, std::string_view what = "size") {
-  static_assert(std::is_integral_v<T> || std::is_same_v<T, Count128>);
-  T out;
-  if (__builtin_add_overflow(a, b, &out)) detail::throw_overflow(what, '+', a, b);
-  return out;
+  const std::optional<T> out = try_add(a, b);
+  if (!out) detail::throw_overflow(what, '+', a, b);
+  return *out;
 }
 
-// Product of the sizes (1 for none); SizeOverflow where it does not fit, std::invalid_argument
-// for a negative size.
+// Product of the sizes (1 for none, 0 when one is 0); SizeOverflow where it does not fit,
+// std::invalid_argument for a negative size.
 std::int64_t checked_numel(std::span<const std::int64_t> sizes, std::string_view what = "element count");
 
 // count * element_size as bytes, checked; count must not be negative.

@@ -1,5 +1,6 @@
 // Memory accounting: bytes of a tensor of a shape and dtype, and of a model's training state.
-// All counts are exact integers; nullopt when a count overflows int64.
+// All counts are exact integers; a count that overflows int64 throws SizeOverflow (checked.hpp),
+// whose message names the operands.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flopscope/checked.hpp"
 #include "flopscope/dtype.hpp"
 #include "flopscope/sizes.hpp"  // format_thousands, format_bytes_binary / _decimal
 
@@ -19,8 +21,8 @@ namespace flopscope {
 std::optional<std::vector<std::int64_t>> parse_shape(std::string_view text);
 std::string format_shape(std::span<const std::int64_t> shape);  // "49152x12288"
 
-std::optional<std::int64_t> element_count(std::span<const std::int64_t> shape);
-std::optional<std::int64_t> tensor_bytes(std::span<const std::int64_t> shape, DType dtype);
+// Element count: checked_numel (checked.hpp).
+std::int64_t tensor_bytes(std::span<const std::int64_t> shape, DType dtype);
 
 enum class Optimizer { sgd, sgd_momentum, adamw };
 std::optional<Optimizer> parse_optimizer(std::string_view text);  // "sgd", "momentum", "adam", "adamw"
@@ -47,9 +49,9 @@ struct TrainingMemory {
   std::int64_t total_bytes = 0;
 };
 
-// nullopt when a total overflows int64.
-std::optional<TrainingMemory> training_memory(std::int64_t parameters, DType parameter_dtype,
-                                              Optimizer optimizer, bool master_weights = true);
+// SizeOverflow when a total overflows int64; std::invalid_argument for a negative count.
+TrainingMemory training_memory(std::int64_t parameters, DType parameter_dtype, Optimizer optimizer,
+                               bool master_weights = true);
 
 // "2,415,919,104 B (2.25 GiB, 2.42 GB)"
 std::string format_bytes_both(std::int64_t bytes);

@@ -28,7 +28,7 @@ struct ShapeError : std::invalid_argument {
 
 // "[2, 3, 4]"; "[]" for a 0-d tensor.
 std::string shape_str(std::span<const std::int64_t> sizes);
-// Product of the sizes (1 for a 0-d shape).
+// Product of the sizes (1 for a 0-d shape): checked_numel (SizeOverflow where it overflows int64).
 std::int64_t shape_numel(std::span<const std::int64_t> sizes);
 // Row-major ("C-contiguous") strides of a shape, as PyTorch computes them (a size-0 or size-1
 // dimension counts as 1 for the strides of the dimensions before it).
