@@ -89,6 +89,18 @@ TEST(Accounting, TriadAndReduction) {
   EXPECT_THROW(fma_chain_flops(std::int64_t{1} << 40, std::int64_t{1} << 20, 16, 16, 4), SizeOverflow);
 }
 
+// Note [optimizer FLOPs], by hand: SGD 2 FLOPs and 3 f32 accesses per parameter; with momentum 4 and
+// 5; AdamW 14 FLOPs and 7 f32 accesses; a bf16 working copy adds 2 bytes written per parameter.
+TEST(Accounting, OptimizerStepCosts) {
+  EXPECT_EQ(optimizer_step_cost(Optimizer::sgd, 100), (Cost{200, 1200}));
+  EXPECT_EQ(optimizer_step_cost(Optimizer::adamw, 100), (Cost{1400, 2800}));
+  EXPECT_EQ(optimizer_step_cost(Optimizer::adamw, 100, DType::bf16), (Cost{1400, 3000}));
+  EXPECT_EQ(optimizer_step_cost(Optimizer::sgd_momentum, 100), (Cost{400, 2000}));
+  EXPECT_EQ(optimizer_step_cost(Optimizer::sgd, 0), (Cost{0, 0}));
+  EXPECT_THROW(optimizer_step_cost(Optimizer::adamw, std::int64_t{1} << 62), SizeOverflow);
+  EXPECT_EQ(optimizer_name(Optimizer::adamw), "adamw");
+}
+
 // ---- compute modes ----
 
 TEST(ComputeModes, NamesRoundTripAndFp8SharesOnePeak) {

@@ -4,6 +4,7 @@
 #include "flopscope/kernels/convert.hpp"
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/kernels/matmul.hpp"
+#include "flopscope/kernels/optimizer.hpp"
 #include "flopscope/kernels/peak.hpp"
 #include "flopscope/kernels/strided.hpp"
 
@@ -14,6 +15,7 @@ std::span<const ConvertVariant> cuda_convert_variants() { return {}; }
 std::span<const FmaChainVariant> cuda_fma_chain_variants() { return {}; }
 std::span<const TriadVariant> cuda_triad_variants() { return {}; }
 std::span<const MatmulVariant> cuda_matmul_variants() { return {}; }
+std::span<const OptimizerVariant> cuda_optimizer_variants() { return {}; }
 std::span<const CopyVariant> cuda_strided_variants() { return {}; }
 std::span<const BinaryVariant> cuda_broadcast_variants() { return {}; }
 

@@ -194,6 +194,17 @@ Cost matmul_backward_cost(std::int64_t m, std::int64_t n, std::int64_t k, DType 
   return {input_grad ? checked_add(one, one, "matmul backward FLOPs") : one, checked_mul(elements, size_of(dtype), what)};
 }
 
+Cost optimizer_step_cost(Optimizer optimizer, std::int64_t params, DType copy) {
+  const char* what = "optimizer step";
+  // f32 tensors read (w, g, and the state) and written (w and the state): Note [optimizer FLOPs].
+  const std::int64_t state = optimizer == Optimizer::adamw ? 2 : optimizer == Optimizer::sgd_momentum ? 1 : 0;
+  const std::int64_t reads = 2 + state, writes = 1 + state;
+  const std::int64_t flops = optimizer == Optimizer::adamw ? 14 : optimizer == Optimizer::sgd_momentum ? 4 : 2;
+  std::int64_t bytes = checked_bytes(checked_mul(params, reads + writes, what), sizeof(float), what);
+  if (copy != DType::f32) bytes = checked_add(bytes, checked_bytes(params, dtype_size(copy), what), what);
+  return {checked_mul(params, flops, what), bytes};
+}
+
 Cost matmul_cost(std::span<const std::int64_t> a, std::span<const std::int64_t> b, DType a_dtype, DType b_dtype,
                  DType c_dtype) {
   const char* what = "matmul bytes";

@@ -19,6 +19,7 @@
 
 #include "flopscope/checked.hpp"
 #include "flopscope/dtype.hpp"
+#include "flopscope/memory.hpp"
 
 namespace flopscope {
 
@@ -201,6 +202,21 @@ std::span<const ElementwiseRule> elementwise_rules();
 const ElementwiseRule& elementwise_rule(ElementwiseKind kind);
 // FLOPs and bytes of one pass of the op over rows x row_length elements of `dtype`.
 Cost elementwise_op_cost(ElementwiseKind kind, Pass pass, std::int64_t rows, std::int64_t row_length, DType dtype);
+
+// ---- optimizer steps ----
+
+// Note [optimizer FLOPs]: one update of `params` parameters, the f32 master weights and their f32
+// gradient (PyTorch's single-tensor, non-fused formulas, with the constants folded ahead):
+// - SGD: w -= lr·g: 2 FLOPs per parameter; reads w and g, writes w.
+// - SGD with momentum: b = mu·b + g (2); w -= lr·b (2): 4 FLOPs; reads w, g, b, writes w, b.
+// - AdamW: w·(1 - lr·wd) (1); m = b1·m + (1 - b1)·g (3); v = b2·v + (1 - b2)·g² (4);
+//   w -= (lr / (1 - b1^t)) · m / (sqrt(v) / sqrt(1 - b2^t) + eps) (sqrt, scale, add, divide,
+//   multiply, subtract: 6): 14 FLOPs per parameter; reads w, g, m, v, writes w, m, v.
+// Mixed precision (`copy` a narrow dtype, not f32): the updated weights are also written rounded
+// to `copy` (the working copy the next forward pass reads), with no FLOPs counted for the rounding.
+// PyTorch's flop counter counts none of this; the full count does.
+// (Optimizer, its names and parse_optimizer are memory.hpp's, with the training state they keep.)
+Cost optimizer_step_cost(Optimizer optimizer, std::int64_t params, DType copy = DType::f32);
 
 // ---- peak kernels ----
 
