@@ -187,6 +187,8 @@ int run_family(int argc, char** argv, const Family& family) {
     cases = expand(family, selection, devices);
   } catch (const SizeOverflow& error) {
     usage_error(binary, std::string("a size is too large: ") + error.what());
+  } catch (const std::invalid_argument& error) {  // a value a family's build() refuses
+    usage_error(binary, error.what());
   }
   std::vector<std::string> names;
   std::map<std::string, CeilingsCollector::Label> ceiling_labels;

@@ -1,0 +1,61 @@
+"""bench_backward at tiny sizes, as a user would run it: names in the one grammar, the FLOP counts
+(PyTorch's convention as `flops`, the optimizer's FLOPs added in `full_flops`, the bwd/fwd FLOP
+ratio), validation passing for every variant that runs here, and bad flag values as one-line
+errors with exit code 2."""
+import os
+import subprocess
+
+from test_bench_binaries import binary, run_json
+from test_bench_views import ran
+
+ENV = dict(os.environ, FLOPSCOPE_WARMUP_S="0.05")
+M, K, N = 33, 20, 17          # a linear layer: tokens, in, out
+MT, D, L = 40, 24, 3          # a deep linear MLP: tokens, width, layers
+TINY = ["--devices=cpu", f"--linears={M}x{K}x{N}", f"--mlps={MT}x{D}x{L}", "--optimizers=sgd,adamw"]
+
+
+def test_passes_count_what_pytorch_counts(tmp_path):
+    data, _ = run_json("bench_backward", tmp_path, *TINY, "--dtypes=f32,bf16")
+    cases = ran(data)
+    linear = f"m={M},k={K},n={N}/net=linear"
+    mlp = f"m={MT},d={D},layers={L}/net=mlp"
+    fwd_linear, fwd_mlp = 2 * M * K * N, L * 2 * MT * D * D
+    params_linear, params_mlp = K * N, L * D * D
+    expected = {
+        # name: (flops, full_flops, flop_ratio)
+        f"{linear}/pass=fwd": (fwd_linear, fwd_linear, 1),
+        f"{linear}/pass=bwd": (2 * fwd_linear, 2 * fwd_linear, 2),
+        f"{linear}/pass=step/opt=sgd": (3 * fwd_linear, 3 * fwd_linear + 2 * params_linear, 3),
+        f"{linear}/pass=step/opt=adamw": (3 * fwd_linear, 3 * fwd_linear + 14 * params_linear, 3),
+        f"{mlp}/pass=fwd": (fwd_mlp, fwd_mlp, 1),
+        # The Cruncher's first layer computes no dX: (2L - 1) products backward.
+        f"{mlp}/pass=bwd": ((2 * L - 1) * fwd_mlp // L, (2 * L - 1) * fwd_mlp // L, (2 * L - 1) / L),
+    }
+    for dtype in ("f32", "bf16"):
+        for shape, (flops, full, ratio) in expected.items():
+            name = f"backward/microkernel/{dtype}/cpu/{shape}"
+            assert name in cases, f"{name} missing; ran {sorted(cases)}"
+            case = cases[name]
+            assert case["flops"] == flops and case["full_flops"] == full, name
+            assert abs(case["flop_ratio"] - ratio) < 1e-12, name
+            assert "bound=compute" in case["label"], name
+    # Bytes: a forward linear layer in f32 reads X and W and writes Y; bf16 reads them narrow,
+    # writes Y in f32 and rounds it to bf16 (read f32, write bf16).
+    assert cases[f"backward/microkernel/f32/cpu/{linear}/pass=fwd"]["bytes"] == 4 * (M * K + K * N + M * N)
+    assert cases[f"backward/microkernel/bf16/cpu/{linear}/pass=fwd"]["bytes"] == \
+        2 * (M * K + K * N) + 4 * M * N + (4 + 2) * M * N
+    assert "mixed=f32-master" in cases[f"backward/microkernel/bf16/cpu/{linear}/pass=fwd"]["label"]
+    # The vendors run the same passes where they take the dtype.
+    for variant in ("onednn", "openblas"):
+        assert f"backward/{variant}/f32/cpu/{linear}/pass=bwd" in cases, variant
+
+
+def test_bad_flags_are_one_line_errors(tmp_path):
+    for flag in ("--passes=fwd,sideways", "--optimizers=lion", "--linears=8x8", "--mlps=8x0x2", "--linears=",
+                 "--dtypes=f8e4m3", "--linears=2^31x2^31x2^31", "--mlps=2^40x2^40x2", "--mlps=8x8x2^40"):
+        proc = subprocess.run([str(binary("bench_backward")), "--devices=cpu", flag], capture_output=True,
+                              text=True, env=ENV, timeout=60)
+        assert proc.returncode == 2, (flag, proc.stderr)
+        # The error is the last line (the device line may precede it), and nothing crashed.
+        lines = proc.stderr.strip().splitlines()
+        assert lines[-1].startswith("bench_backward: ") and "terminate" not in proc.stderr, (flag, proc.stderr)
