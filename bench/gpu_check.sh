@@ -63,9 +63,11 @@ declare -A bench_flags=(
   # Every view kind; transposes at 8192^2 (past the 50 MB L2) and a non-power-of-two.
   [bench_strided]="--dtypes=f32,bf16 --matrices=8192x8192,4095x4097 --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
   [bench_broadcast]="--dtypes=f32,bf16 --ops=add --variants=copy,plain,vec --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
+  # GPT-2 small and XL FFN layers and a 4-layer Cruncher, fwd, bwd and an AdamW step: own mma beside cuBLAS(Lt).
+  [bench_backward]="--dtypes=f32,bf16 --variants=mma,cublas,cublaslt --benchmark_repetitions=2 --benchmark_min_time=0.05"
 )
 declare -A bench_limit_s=([bench_peak]=120 [bench_copy]=60 [bench_convert]=60 [bench_matmul]=90 [bench_strided]=60
-                          [bench_broadcast]=45)
+                          [bench_broadcast]=45 [bench_backward]=60)
 default_flags="--benchmark_repetitions=2 --benchmark_min_time=0.05"
 default_limit_s=60
 test_limit_s=180

@@ -55,6 +55,10 @@ SUITES = {
         "bench_strided": ["--benchmark_enable_random_interleaving=true"],
         "bench_broadcast": ["--ops=add", "--variants=copy,simd,onednn,plain,vec",
                             "--benchmark_enable_random_interleaving=true"],
+        # Linear layers (GPT-2 small's FFN) and the Cruncher, fwd, bwd and an AdamW step, f32 and
+        # bf16 mixed precision, through the fastest own matmul and the vendors'.
+        "bench_backward": ["--dtypes=f32,bf16",
+                           "--variants=microkernel,microkernel_dpbf16,onednn,openblas,mma,cublas,cublaslt"],
     },
     "quick": {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
@@ -69,6 +73,8 @@ SUITES = {
                           "--benchmark_enable_random_interleaving=true"],
         "bench_broadcast": ["--btd=8x256x768", "--outer=1024x1024", "--ops=add",
                             "--benchmark_enable_random_interleaving=true"],
+        "bench_backward": ["--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2",
+                           "--variants=microkernel,onednn,cublas"],
     },
 }
 

@@ -3,11 +3,13 @@
 //
 // Variant:
 //   plain  one pass over the elements, OpenMP chunks on cache-line boundaries, f32 arithmetic with
-//          the folded constants; the narrow copy rounded by encode_bits (round to nearest even).
+//          the folded constants; then the narrow copy, rounded from the new weights by the fastest
+//          conversion this CPU has (convert.hpp: bit-exact with encode_bits, round to nearest even).
 #include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "flopscope/kernels/convert.hpp"
 #include "flopscope/kernels/optimizer.hpp"
 #include "flopscope/numerics.hpp"
 #include "flopscope/tensor.hpp"
@@ -72,22 +74,23 @@ void optimizer_reference(const OptimizerProblem& p) {
 
 namespace {
 
-void store_copy(const TensorRef& copy, std::int64_t i, float w) {
-  static_cast<std::uint16_t*>(copy.element_data())[i] = std::uint16_t(encode_bits(copy.dtype, w));
-}
+void update(const OptimizerProblem& p);
 
 void optimizer_plain(const OptimizerProblem& p, Stream) {
+  update(p);
+  if (p.has_copy) best_cpu_convert_variant(p.new_copy.dtype).prepare({p.new_copy, p.new_weight})(nullptr);
+}
+
+void update(const OptimizerProblem& p) {
   const auto count = std::size_t(p.weight.numel());
   const float* w = p.weight.ptr<float>();
   const float* g = p.grad.ptr<float>();
   float* out = p.new_weight.ptr<float>();
-  const bool copy = p.has_copy;
   if (p.optimizer == Optimizer::sgd) {
     const float lr = p.hyper.lr;
     parallel_chunks(count, 16, 1 << 14, [&](std::size_t begin, std::size_t n) {
       for (std::size_t i = begin; i < begin + n; ++i) {
         out[i] = w[i] - lr * g[i];
-        if (copy) store_copy(p.new_copy, std::int64_t(i), out[i]);
       }
     });
     return;
@@ -100,7 +103,6 @@ void optimizer_plain(const OptimizerProblem& p, Stream) {
       for (std::size_t i = begin; i < begin + n; ++i) {
         new_b[i] = mu * b[i] + g[i];
         out[i] = w[i] - lr * new_b[i];
-        if (copy) store_copy(p.new_copy, std::int64_t(i), out[i]);
       }
     });
     return;
@@ -109,13 +111,13 @@ void optimizer_plain(const OptimizerProblem& p, Stream) {
   const float *m = p.m.ptr<float>(), *v = p.v.ptr<float>();
   float *new_m = p.new_m.ptr<float>(), *new_v = p.new_v.ptr<float>();
   parallel_chunks(count, 16, 1 << 14, [&](std::size_t begin, std::size_t n) {
+#pragma omp simd
     for (std::size_t i = begin; i < begin + n; ++i) {
       const float mi = c.b1 * m[i] + c.c1 * g[i];
       const float vi = c.b2 * v[i] + c.c2 * (g[i] * g[i]);
       new_m[i] = mi;
       new_v[i] = vi;
       out[i] = w[i] * c.decay - c.step_size * mi / (std::sqrt(vi) * c.inv_sqrt_bc2 + c.eps);
-      if (copy) store_copy(p.new_copy, std::int64_t(i), out[i]);
     }
   });
 }
