@@ -55,9 +55,10 @@ SUITES = {
         "bench_strided": ["--benchmark_enable_random_interleaving=true"],
         "bench_broadcast": ["--ops=add", "--variants=copy,simd,onednn,plain,vec",
                             "--benchmark_enable_random_interleaving=true"],
-        # Linear layers (GPT-2 small's FFN) and the Cruncher, fwd, bwd and an AdamW step, f32 and
-        # bf16 mixed precision, through the fastest own matmul and the vendors'.
-        "bench_backward": ["--dtypes=f32,bf16",
+        # A linear layer (GPT-2 small's FFN up projection; on CUDA also its down and XL's) and the Cruncher, fwd,
+        # bwd and an AdamW step, f32 and bf16 mixed precision, through the fastest own matmul and
+        # the vendors'. Two repetitions: one call is tens of milliseconds here.
+        "bench_backward": ["--dtypes=f32,bf16", "--benchmark_repetitions=2",
                            "--variants=microkernel,microkernel_dpbf16,onednn,openblas,mma,cublas,cublaslt"],
     },
     "quick": {
