@@ -132,12 +132,6 @@ std::vector<AxisValue> shapes(std::initializer_list<std::vector<std::int64_t>> l
   return {list.begin(), list.end()};
 }
 
-bool flag_given(int argc, char** argv, const std::string& flag) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--" + flag + "=", 0) == 0) return true;
-  return false;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

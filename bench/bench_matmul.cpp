@@ -337,12 +337,6 @@ std::optional<Case> build_model(const Point& p) {
   return matmul_case(p, m, n, k, {{"model", model}, {"site", role}});
 }
 
-bool flag_given(int argc, char** argv, const std::string& flag) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--" + flag + "=", 0) == 0) return true;
-  return false;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -206,4 +206,10 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   return selection;
 }
 
+bool flag_given(int argc, char** argv, const std::string& flag) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--" + flag + "=", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace flopscope::bench

@@ -33,6 +33,10 @@ std::vector<std::string> family_variants(const Family& family);
 // for a bad value, 0 after --help.
 Selection parse_flags(int argc, char** argv, const Family& family);
 
+// Whether --<flag>=... is on the command line (a family whose defaults depend on which axes were
+// given: bench_matmul's squares run by default only without --shapes or --model).
+bool flag_given(int argc, char** argv, const std::string& flag);
+
 [[noreturn]] void usage_error(const std::string& binary, const std::string& message);
 
 }  // namespace flopscope::bench
