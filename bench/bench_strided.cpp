@@ -230,8 +230,12 @@ void check_permutations(int argc, char** argv, const Family& family) {
       if (dims.size() == order.size()) continue;
       std::string text;
       for (std::int64_t i : order) text += (text.empty() ? "" : ",") + std::to_string(i);
-      usage_error(family.binary, "--perm=" + text + " has " + std::to_string(order.size()) + " indices but --shape=" +
-                                     shape_str(dims) + " has " + std::to_string(dims.size()) + " dimensions");
+      const bool perm_given = selection.axes.count("perm") > 0, shape_given = selection.axes.count("shape") > 0;
+      usage_error(family.binary, (perm_given ? "--perm=" : "the default permutation ") + text + " has " +
+                                     std::to_string(order.size()) + " indices but " +
+                                     (shape_given ? "--shape=" : "the default shape ") + shape_str(dims) + " has " +
+                                     std::to_string(dims.size()) + " dimensions" +
+                                     (perm_given ? "" : ": give a --perm of as many indices"));
     }
 }
 

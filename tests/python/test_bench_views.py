@@ -80,6 +80,8 @@ def test_broadcast_names_every_pattern_beside_its_materialized_form(tmp_path):
 @pytest.mark.parametrize("name, flags, named", [
     ("bench_strided", ["--views=permute", "--shape=2x3x4", "--perm=1,0"], "--perm=1,0"),
     ("bench_strided", ["--perm=0,2,2,1"], "--perm=0,2,2,1"),
+    # A --shape alone, of another rank than the default permutation: the message says which was given.
+    ("bench_strided", ["--views=permute", "--shape=2x3"], "the default permutation 0,2,3,1"),
     ("bench_strided", ["--perm=0,x"], "'x'"),
     ("bench_strided", ["--views=diagonal"], "diagonal"),
     ("bench_strided", ["--matrices=4096"], "4096"),
