@@ -18,12 +18,12 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from check_common import cpu_model, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,23 +43,8 @@ for n in {squares}:
 """
 
 
-def cpu_model():
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
 def gbench(binary, *flags, repetitions):
-    """Medians by case name (without /real_time) of one Google Benchmark run."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.json"
-        subprocess.run([str(binary), *flags, f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=0.2",
-                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                       check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, FLOPSCOPE_WARMUP_S="0.5"))
-        data = json.loads(out.read_text())
-    return {b["run_name"].replace("/real_time", ""): b for b in data["benchmarks"]
-            if b.get("aggregate_name") == "median" and not b.get("error_occurred")}
+    return gbench_medians(binary, *flags, repetitions=repetitions, min_time=0.2, warmup_s=0.5)
 
 
 def main():
@@ -136,16 +121,7 @@ def main():
              f"Measured f32 FMA ceiling (bench_peak): {fma / 1e9:.1f} GFLOP/s." if fma else "", "",
              "| case | GFLOP/s | against | ceiling |", "|---|---|---|---|"]
     lines += [f"| {r[0]} | {r[1]:.1f} | {r[2]} | {r[3]} |" for r in rows]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
-    target = out / f"matmul-vs-vendors-{datetime.date.today()}-{slug}.md"
-    tmp = target.with_suffix(".partial")
-    tmp.write_text(text)
-    os.replace(tmp, target)
-    print(f"written to {target}")
+    write_table("\n".join(lines) + "\n", args.out, "matmul-vs-vendors")
 
 
 if __name__ == "__main__":

@@ -13,25 +13,17 @@ Usage: .venv/bin/python bench/reference_check.py [--build-dir build] [--rounds 3
 """
 import argparse
 import datetime
-import json
 import os
 import re
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from check_common import cpu_model, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parent.parent
 BYTES_1GIB_PAIR_KB = 2147484  # likwid's kB are 1000 bytes: two arrays of ~1 GiB
-
-
-def cpu_model():
-    """The CPU's model name from /proc/cpuinfo ("AMD EPYC", "Intel(R) Xeon(R) Processor")."""
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def likwid(test, workgroup, iterations):
@@ -46,17 +38,7 @@ def likwid(test, workgroup, iterations):
 
 
 def flopscope(binary, *flags, repetitions=3):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.json"
-        subprocess.run([str(binary), *flags, f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=0.3",
-                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                       check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, FLOPSCOPE_WARMUP_S="1"))
-        data = json.loads(out.read_text())
-    result = {}
-    for b in data["benchmarks"]:
-        if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
-            result[b["run_name"].replace("/real_time", "")] = b
-    return result
+    return gbench_medians(binary, *flags, repetitions=repetitions, min_time=0.3, warmup_s=1)
 
 
 def main():
@@ -112,16 +94,7 @@ def main():
         else:
             ratio, against = None, ""
         lines.append(f"| {key} | {value / scale:.1f} {unit} | {'' if ratio is None else f'{ratio:.0%}'} | {against} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
-    target = out / f"cpu-vs-likwid-{datetime.date.today()}-{slug}.md"
-    tmp = target.with_suffix(".partial")
-    tmp.write_text(text)
-    os.replace(tmp, target)
-    print(f"written to {target}")
+    write_table("\n".join(lines) + "\n", args.out, "cpu-vs-likwid")
 
 
 if __name__ == "__main__":
