@@ -2,15 +2,19 @@
 // a linear network's forward pass, backward pass, or training step (forward, backward and the
 // optimizer's update), through one matmul variant of the device's table (kernels/network.hpp).
 // - net=linear, shape m=<tokens>,k=<in>,n=<out>: one linear layer inside a network (its backward
-//   computes dW and dX: twice the forward's FLOPs). Defaults: GPT-2 small's FFN up projection on
-//   the CPU at 2 x 1024 tokens; on CUDA its up and down projections and XL's at 8 x 1024.
+//   computes dW and dX: twice the forward's FLOPs). Defaults: none on the CPU (the FFN block below
+//   runs the same products there); on CUDA GPT-2 small's and XL's FFN up and down projections at
+//   8 x 1024 tokens.
 // - net=mlp, shape m=<tokens>,d=<width>,layers=<L>: the lecture's deep linear MLP ("Cruncher"), L
 //   layers d x d, the first computing no dX (backward (2L - 1) / L times the forward).
+// - net=ffn, shape m=<tokens>,d=<d_model>,d_ff=<d_ff>: GPT-2's feed-forward block, d -> d_ff, GELU
+//   (tanh), d_ff -> d, inside a network (dX computed); GPT-2 small's on the CPU at 2 x 1024 tokens,
+//   small's and XL's on CUDA at 8 x 1024. Its GELUs are in full_flops, not in flops.
 // - <dtype>: f32, or f16/bf16 in mixed precision (network.hpp: narrow activations and working
 //   weights, f32 accumulation, products and weight gradients, f32 master weights updated by the
 //   step and rounded to the working copy). --optimizers: sgd, momentum, adamw (step only).
 // - Variants: the matmul family's, but naive (a reference loop: no network of these sizes).
-// - Given --linears or --mlps alone, only that kind of net runs.
+// - Given any of --linears, --mlps, --ffns, only the kinds of net given run.
 // Counters: flops is PyTorch's flop counter's count of the pass (the matmuls: 2·m·n·k forward,
 // both gradients backward; nothing for the optimizer), full_flops adds the optimizer's (Note
 // [optimizer FLOPs]); pct_peak_flops is the pass's MFU against the device's peak for the mode;
@@ -107,6 +111,16 @@ std::optional<Case> network_case(const Point& p, kernels::NetworkSpec spec, cons
   return c;
 }
 
+std::optional<Case> build_ffn(const Point& p) {
+  const auto& dims = p.ints("ffn");
+  kernels::NetworkSpec spec;
+  spec.rows = dims[0];
+  spec.widths = {dims[1], dims[2], dims[1]};
+  spec.input_grad = true;
+  spec.gelu = true;
+  return network_case(p, spec, "ffn", {{"m", dims[0]}, {"d", dims[1]}, {"d_ff", dims[2]}});
+}
+
 std::optional<Case> build_linear(const Point& p) {
   const auto& dims = p.ints("linear");
   kernels::NetworkSpec spec;
@@ -135,17 +149,18 @@ std::vector<AxisValue> shapes(std::initializer_list<std::vector<std::int64_t>> l
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Given --linears or --mlps alone, the other kind of net does not run.
-  const bool linears = flag_given(argc, argv, "linears") || !flag_given(argc, argv, "mlps");
-  const bool mlps = flag_given(argc, argv, "mlps") || !flag_given(argc, argv, "linears");
+  // Given any of --linears, --mlps, --ffns, the kinds of net not given do not run.
+  const bool any = flag_given(argc, argv, "linears") || flag_given(argc, argv, "mlps") || flag_given(argc, argv, "ffns");
+  const bool linears = !any || flag_given(argc, argv, "linears"), mlps = !any || flag_given(argc, argv, "mlps");
+  const bool ffns = !any || flag_given(argc, argv, "ffns");
   const std::vector<DType> dtypes = {DType::f32, DType::bf16, DType::f16};
   const auto words = [](std::vector<std::string> list) {
     return [list](const DeviceContext&, DType) { return std::vector<AxisValue>(list.begin(), list.end()); };
   };
   const Family family{
       .binary = "bench_backward",
-      .summary = "A linear layer and a deep linear MLP, forward, backward and a training step, through the matmul "
-                 "family's variants, in f32 and mixed precision.",
+      .summary = "A linear layer, a deep linear MLP and a GELU feed-forward block, forward, backward and a training "
+                 "step, through the matmul family's variants, in f32 and mixed precision.",
       .dtypes = dtypes,
       .default_dtypes = dtypes,
       .axes = {{.name = "pass", .flag = "passes", .kind = Axis::Kind::choices,
@@ -155,11 +170,13 @@ int main(int argc, char** argv) {
                 .help = "the step's optimizer (default adamw)", .choices = {"sgd", "momentum", "adamw"},
                 .defaults = words({"adamw"})},
                {.name = "linear", .flag = "linears", .kind = Axis::Kind::shapes,
-                .help = "linear layers: tokens x in x out (default: GPT-2's FFN up; on CUDA also down, and XL's)",
+                .help = "linear layers: tokens x in x out (default: none on the CPU; on CUDA GPT-2 small's and XL's FFN "
+                        "up and down)",
                 .keys = {"m", "k", "n"},
                 .defaults = [linears](const DeviceContext& device, DType) {
                   if (!linears) return shapes({});
-                  if (device.device.is_cpu()) return shapes({{2048, 768, 3072}});
+                  // None by default on the CPU: the default FFN block runs the same two products.
+                  if (device.device.is_cpu()) return shapes({});
                   return shapes({{8192, 768, 3072}, {8192, 3072, 768}, {8192, 1600, 6400}, {8192, 6400, 1600}});
                 }},
                {.name = "mlp", .flag = "mlps", .kind = Axis::Kind::shapes,
@@ -167,11 +184,21 @@ int main(int argc, char** argv) {
                 .defaults = [mlps](const DeviceContext& device, DType) {
                   if (!mlps) return shapes({});
                   return device.device.is_cpu() ? shapes({{2048, 1024, 4}}) : shapes({{8192, 4096, 4}});
+                }},
+               {.name = "ffn", .flag = "ffns", .kind = Axis::Kind::shapes,
+                .help = "feed-forward blocks (GELU): tokens x d_model x d_ff (default: GPT-2 small's; on CUDA also XL's)",
+                .keys = {"m", "d", "d_ff"},
+                .defaults = [ffns](const DeviceContext& device, DType) {
+                  if (!ffns) return shapes({});
+                  if (device.device.is_cpu()) return shapes({{2048, 768, 3072}});
+                  return shapes({{8192, 768, 3072}, {8192, 1600, 6400}});
                 }}},
       .benches = {{.name = "linear layers", .variants = variant_names, .axes = {"pass", "optimizer", "linear"},
                    .build = build_linear},
                   {.name = "deep linear MLPs", .variants = variant_names, .axes = {"pass", "optimizer", "mlp"},
-                   .build = build_mlp}},
+                   .build = build_mlp},
+                  {.name = "feed-forward blocks", .variants = variant_names, .axes = {"pass", "optimizer", "ffn"},
+                   .build = build_ffn}},
   };
   return run_family(argc, argv, family);
 }

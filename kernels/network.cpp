@@ -25,15 +25,19 @@ bool computes_dx(const NetworkSpec& spec, std::int64_t layer) { return layer > 0
 
 std::string index_name(const char* prefix, std::int64_t i) { return prefix + std::to_string(i); }
 
+// Whether a GELU sits on activation i (between layer i - 1 and layer i).
+bool gelu_at(const NetworkSpec& spec, std::int64_t i) { return spec.gelu && i >= 1 && i < spec.layers(); }
+
 // Names of the tensors the passes share: activation i (the input of layer i) and the gradient of
-// activation i, in the network's dtype.
+// activation i, in the network's dtype: the product itself (y, dx), its GELU (h, gh), or, in mixed
+// precision, either rounded (a, g).
 std::string activation(const NetworkSpec& spec, std::int64_t i) {
   if (i == 0) return "x";
-  return index_name(is_narrow(spec.dtype) ? "a" : "y", i);
+  return index_name(is_narrow(spec.dtype) ? "a" : gelu_at(spec, i) ? "h" : "y", i);
 }
 std::string gradient(const NetworkSpec& spec, std::int64_t i) {
   if (i == spec.layers()) return "dy";
-  return index_name(is_narrow(spec.dtype) ? "g" : "dx", i);
+  return index_name(is_narrow(spec.dtype) ? "g" : gelu_at(spec, i) ? "gh" : "dx", i);
 }
 std::string weight(std::int64_t i) { return index_name("w", i); }
 // The f32 weights an update reads: the master copy in mixed precision, else the weights.
@@ -79,10 +83,14 @@ std::vector<NetworkBuffer> network_buffers(const NetworkSpec& spec, NetworkPass 
   if (runs_forward(pass)) {
     for (std::int64_t i = 0; i < layers; ++i) {
       add(index_name("y", i + 1), o, {rows, d[i + 1]}, true);
+      if (gelu_at(spec, i + 1)) add(index_name("h", i + 1), o, {rows, d[i + 1]}, true);
       if (narrow) add(index_name("a", i + 1), t, {rows, d[i + 1]}, true);
     }
   } else {
-    for (std::int64_t i = 1; i < layers; ++i) add(activation(spec, i), t, {rows, d[i]}, false);
+    for (std::int64_t i = 1; i < layers; ++i) {
+      if (gelu_at(spec, i)) add(index_name("y", i), o, {rows, d[i]}, false);  // the GELU's saved input
+      add(activation(spec, i), t, {rows, d[i]}, false);
+    }
   }
   if (runs_backward(pass)) {
     add("dy", t, {rows, d[layers]}, false);
@@ -90,6 +98,7 @@ std::vector<NetworkBuffer> network_buffers(const NetworkSpec& spec, NetworkPass 
       add(index_name("dw", i), o, {d[i], d[i + 1]}, true);
       if (!computes_dx(spec, i)) continue;
       add(index_name("dx", i), o, {rows, d[i]}, true);
+      if (gelu_at(spec, i)) add(index_name("gh", i), o, {rows, d[i]}, true);
       if (narrow) add(index_name("g", i), t, {rows, d[i]}, true);
     }
   }
@@ -151,10 +160,21 @@ std::vector<NetworkStep> network_steps(const NetworkSpec& spec, NetworkPass pass
     step.convert = {at(to), at(from)};
     steps.push_back(std::move(step));
   };
+  const auto gelu = [&](const std::string& out, const std::string& x, const std::string& grad) {
+    NetworkStep step;
+    step.kind = NetworkStep::Kind::activation;
+    step.what = out + (grad.empty() ? " = gelu(" + x + ")" : " = gelu'(" + x + ") ⊙ " + grad);
+    step.activation = {!grad.empty(), at(out), at(x), grad.empty() ? TensorRef{} : at(grad)};
+    steps.push_back(std::move(step));
+  };
   if (runs_forward(pass)) {
     for (std::int64_t i = 0; i < layers; ++i) {
-      const std::string y = index_name("y", i + 1);
+      std::string y = index_name("y", i + 1);
       product(y + " = " + activation(spec, i) + " · " + weight(i), at(activation(spec, i)), at(weight(i)), at(y));
+      if (gelu_at(spec, i + 1)) {
+        gelu(index_name("h", i + 1), y, "");
+        y = index_name("h", i + 1);
+      }
       if (narrow) round(y, activation(spec, i + 1));
     }
   }
@@ -163,8 +183,12 @@ std::vector<NetworkStep> network_steps(const NetworkSpec& spec, NetworkPass pass
       const std::string dw = index_name("dw", i), g = gradient(spec, i + 1), x = activation(spec, i);
       product(dw + " = " + x + "ᵀ · " + g, at(x).transposed(0, 1), at(g), at(dw));
       if (!computes_dx(spec, i)) continue;
-      const std::string dx = index_name("dx", i);
+      std::string dx = index_name("dx", i);
       product(dx + " = " + g + " · " + weight(i) + "ᵀ", at(g), at(weight(i)).transposed(0, 1), at(dx));
+      if (gelu_at(spec, i)) {
+        gelu(index_name("gh", i), index_name("y", i), dx);
+        dx = index_name("gh", i);
+      }
       if (narrow) round(dx, gradient(spec, i));
     }
   }
@@ -214,12 +238,19 @@ NetworkCost network_cost(const NetworkSpec& spec, NetworkPass pass) {
       case NetworkStep::Kind::convert:
         cost = convert_cost(step.convert.src.numel(), step.convert.src.dtype, step.convert.dst.dtype);
         break;
-      case NetworkStep::Kind::update: {
-        const OptimizerProblem& u = step.update;
-        cost = optimizer_step_cost(u.optimizer, u.weight.numel(), u.has_copy ? u.new_copy.dtype : DType::f32);
+      case NetworkStep::Kind::update:
+      case NetworkStep::Kind::activation: {
+        if (step.kind == NetworkStep::Kind::update) {
+          const OptimizerProblem& u = step.update;
+          cost = optimizer_step_cost(u.optimizer, u.weight.numel(), u.has_copy ? u.new_copy.dtype : DType::f32);
+        } else {
+          const GeluProblem& g = step.activation;
+          cost = elementwise_op_cost(ElementwiseKind::gelu_tanh, g.backward ? Pass::backward : Pass::forward,
+                                     g.out.sizes[0], g.out.sizes[1], g.out.dtype);
+        }
         total.full_flops = checked_add(total.full_flops, cost.flops, what);
         total.cost.bytes = checked_add(total.cost.bytes, cost.bytes, what);
-        continue;  // PyTorch's convention counts no optimizer FLOPs
+        continue;  // PyTorch's convention counts no optimizer and no elementwise FLOPs
       }
     }
     total.cost.flops = checked_add(total.cost.flops, cost.flops, what);
@@ -239,6 +270,11 @@ const ConvertVariant* convert_variant(DType narrow, Device::Kind device) {
 
 const OptimizerVariant* optimizer_variant(Device::Kind device) {
   const auto table = device == Device::Kind::cpu ? cpu_optimizer_variants() : cuda_optimizer_variants();
+  return table.empty() ? nullptr : &table.front();
+}
+
+const GeluVariant* gelu_variant(Device::Kind device) {
+  const auto table = device == Device::Kind::cpu ? cpu_gelu_variants() : cuda_gelu_variants();
   return table.empty() ? nullptr : &table.front();
 }
 
@@ -270,6 +306,12 @@ std::optional<std::string> network_unavailable(std::span<const NetworkStep> step
         if (auto reason = v->unavailable(step.update)) return std::string(v->name) + ": " + *reason;
         break;
       }
+      case NetworkStep::Kind::activation: {
+        const GeluVariant* v = gelu_variant(device);
+        if (!v) return "no " + where + " GELU variant in this build";
+        if (auto reason = v->unavailable(step.activation)) return std::string(v->name) + ": " + *reason;
+        break;
+      }
     }
   }
   return std::nullopt;
@@ -285,6 +327,7 @@ Runner prepare_network(std::span<const NetworkStep> steps, const MatmulVariant& 
         runners.push_back(convert_variant(step.convert.narrow(), device)->prepare(step.convert));
         break;
       case NetworkStep::Kind::update: runners.push_back(optimizer_variant(device)->prepare(step.update)); break;
+      case NetworkStep::Kind::activation: runners.push_back(gelu_variant(device)->prepare(step.activation)); break;
     }
   }
   return [runners = std::move(runners)](Stream stream) {
@@ -371,6 +414,20 @@ std::optional<std::string> check_update(const OptimizerProblem& p) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_gelu(const GeluProblem& p) {
+  Scratch expected(p.out);
+  GeluProblem reference = p;
+  reference.out = expected.ref;
+  gelu_reference(reference);
+  double largest = 0;
+  for (std::int64_t i = 0; i < p.out.numel(); ++i)
+    largest = std::max(largest, std::abs(load_element(static_cast<const unsigned char*>(expected.ref.element_data()) +
+                                                          i * std::int64_t(p.out.element_size()),
+                                                      p.out.dtype)));
+  const double rtol = p.out.dtype == DType::f64 ? 0x1p-40 : 0x1p-18;
+  return compare_close(p.out, expected.ref, {rtol * largest, rtol});
+}
+
 }  // namespace
 
 std::optional<std::string> check_network(std::span<const NetworkStep> host_steps, const MatmulInfo& matmul) {
@@ -381,6 +438,7 @@ std::optional<std::string> check_network(std::span<const NetworkStep> host_steps
       case NetworkStep::Kind::matmul: error = check_product(step.matmul, matmul, ++salt); break;
       case NetworkStep::Kind::convert: error = check_convert(step.convert); break;
       case NetworkStep::Kind::update: error = check_update(step.update); break;
+      case NetworkStep::Kind::activation: error = check_gelu(step.activation); break;
     }
     if (error) return step.what + ": " + *error;
   }
@@ -393,6 +451,7 @@ void run_network_reference(std::span<const NetworkStep> host_steps) {
       case NetworkStep::Kind::matmul: matmul_reference(step.matmul); break;
       case NetworkStep::Kind::convert: convert_reference(step.convert); break;
       case NetworkStep::Kind::update: optimizer_reference(step.update); break;
+      case NetworkStep::Kind::activation: gelu_reference(step.activation); break;
     }
   }
 }

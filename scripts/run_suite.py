@@ -55,7 +55,7 @@ SUITES = {
         "bench_strided": ["--benchmark_enable_random_interleaving=true"],
         "bench_broadcast": ["--ops=add", "--variants=copy,simd,onednn,plain,vec",
                             "--benchmark_enable_random_interleaving=true"],
-        # A linear layer (GPT-2 small's FFN up projection; on CUDA also its down and XL's) and the Cruncher, fwd,
+        # GPT-2 small's FFN block and the Cruncher (on CUDA also linear layers and XL's FFN), fwd,
         # bwd and an AdamW step, f32 and bf16 mixed precision, through the fastest own matmul and
         # the vendors'. Two repetitions: one call is tens of milliseconds here.
         "bench_backward": ["--dtypes=f32,bf16", "--benchmark_repetitions=2",
@@ -74,7 +74,7 @@ SUITES = {
                           "--benchmark_enable_random_interleaving=true"],
         "bench_broadcast": ["--btd=8x256x768", "--outer=1024x1024", "--ops=add",
                             "--benchmark_enable_random_interleaving=true"],
-        "bench_backward": ["--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2",
+        "bench_backward": ["--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2", "--ffns=512x256x1024",
                            "--variants=microkernel,onednn,cublas"],
     },
 }

@@ -6,6 +6,7 @@
 // (microkernel at the widest ISA the CPU has; naive everywhere).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -89,11 +90,14 @@ double gradient_error(const NetworkSpec& spec, const std::string& name, const st
     if (b.output) continue;
     for (std::int64_t i = 0; i < forward.at(b.name).numel(); ++i) forward.set(b.name, i, backward.get(b.name, i));
   }
-  // The backward pass's activations are the forward's (computed in f64, stored in spec's dtype).
+  // The backward pass's saved tensors (activations, GELU inputs) are the forward's (computed in
+  // f64, stored in spec's dtype).
   forward.run("naive");
-  for (std::int64_t layer = 1; layer < spec.layers(); ++layer) {
-    const std::string a = "y" + std::to_string(layer);
-    for (std::int64_t i = 0; i < backward.at(a).numel(); ++i) backward.set(a, i, forward.get(a, i));
+  for (const NetworkBuffer& b : backward.buffers) {
+    const bool saved = !b.output && b.name != "dy" && std::any_of(forward.buffers.begin(), forward.buffers.end(),
+                                                                  [&](const NetworkBuffer& f) { return f.name == b.name; });
+    if (saved)
+      for (std::int64_t i = 0; i < backward.at(b.name).numel(); ++i) backward.set(b.name, i, forward.get(b.name, i));
   }
   std::vector<double> g(std::size_t(backward.at("dy").numel()));
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = backward.get("dy", std::int64_t(i));
@@ -168,6 +172,21 @@ TEST(Backward, GradientsMatchFiniteDifferences) {
   }
 }
 
+// The same through GPT-2's feed-forward block (a GELU between two layers): the GELU's backward,
+// recomputed from its saved input, is the derivative of its forward.
+TEST(Backward, FeedForwardGradientsMatchFiniteDifferences) {
+  NetworkSpec spec = small_mlp(DType::f64);
+  spec.widths = {5, 7, 5};
+  spec.gelu = true;
+  for (const char* name : {"x", "w0", "w1"}) {
+    SCOPED_TRACE(name);
+    EXPECT_LT(gradient_error(spec, name, "naive"), 1e-8);
+    spec.dtype = DType::f32;
+    EXPECT_LT(gradient_error(spec, name, "microkernel"), 1e-5);
+    spec.dtype = DType::f64;
+  }
+}
+
 // A wrong backward would be caught: the difference test sees a transposed weight.
 TEST(Backward, FiniteDifferencesSeeAWrongGradient) {
   NetworkSpec spec = small_mlp(DType::f64);
@@ -209,14 +228,42 @@ TEST(Backward, StepIsJudgedStepByStep) {
       const auto update_error = check_network(step.steps(), matmul.info);
       ASSERT_TRUE(update_error.has_value());
       EXPECT_NE(update_error->find("update of w1"), std::string::npos) << *update_error;
+      step.set(updated, 7, step.get(updated, 7) - 1e-3);
       if (dtype != DType::f32) {
-        step.set(updated, 7, step.get(updated, 7) - 1e-3);
         step.set("a1", 3, step.get("a1", 3) * 2 + 1);
         const auto rounding_error = check_network(step.steps(), matmul.info);
         ASSERT_TRUE(rounding_error.has_value());
         EXPECT_NE(rounding_error->find("a1 = "), std::string::npos) << *rounding_error;
       }
     }
+  }
+}
+
+// A feed-forward block's step, f32 and bf16: judged step by step, a wrong GELU named.
+TEST(Backward, FeedForwardStepIsJudged) {
+  const MatmulVariant& matmul = variant_named(cpu_matmul_variants(), "microkernel");
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    NetworkSpec spec;
+    spec.rows = 80;
+    spec.widths = {32, 128, 32};
+    spec.gelu = true;
+    spec.input_grad = true;
+    spec.dtype = dtype;
+    spec.optimizer = Optimizer::adamw;
+    HostNetwork step(spec, NetworkPass::step);
+    std::string why;
+    if (!step.run("microkernel", &why)) GTEST_SKIP() << why;
+    EXPECT_EQ(check_network(step.steps(), matmul.info), std::nullopt);
+    step.set("h1", 11, step.get("h1", 11) + 0.01);
+    const auto error = check_network(step.steps(), matmul.info);
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->find("h1 = gelu(y1)"), std::string::npos) << *error;
+    step.set("h1", 11, step.get("h1", 11) - 0.01);
+    step.set("gh1", 5, -step.get("gh1", 5) + 1);
+    const auto backward_error = check_network(step.steps(), matmul.info);
+    ASSERT_TRUE(backward_error.has_value());
+    EXPECT_NE(backward_error->find("gh1 = gelu'(y1)"), std::string::npos) << *backward_error;
   }
 }
 
@@ -279,6 +326,17 @@ TEST(Backward, CostsMatchLayerAccounting) {
       bytes += 4 * (spec.rows * spec.widths[i] + spec.widths[i] * spec.widths[i + 1] + spec.rows * spec.widths[i + 1]);
     EXPECT_EQ(network_cost(spec, NetworkPass::forward).cost.bytes, bytes);
   }
+  // A feed-forward block: the GELU is in the full count only, at the rule table's per-element
+  // FLOPs (gelu_tanh: 9 forward, 18 backward).
+  NetworkSpec ffn;
+  ffn.rows = 1024;
+  ffn.widths = {768, 3072, 768};
+  ffn.gelu = true;
+  ffn.input_grad = true;
+  const std::int64_t ffn_matmuls = std::int64_t{2} * 2 * 1024 * 768 * 3072;
+  EXPECT_EQ(network_cost(ffn, NetworkPass::forward).cost.flops, ffn_matmuls);
+  EXPECT_EQ(network_cost(ffn, NetworkPass::forward).full_flops, ffn_matmuls + std::int64_t{9} * 1024 * 3072);
+  EXPECT_EQ(network_cost(ffn, NetworkPass::backward).full_flops, 2 * ffn_matmuls + std::int64_t{18} * 1024 * 3072);
   // The backward/forward FLOP ratio: 2 inside a network, (2L - 1) / L for the Cruncher.
   NetworkSpec cruncher;
   cruncher.rows = 1024;

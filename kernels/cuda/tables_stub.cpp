@@ -1,5 +1,6 @@
 // Built instead of the .cu files when flopscope is built without CUDA: every CUDA variant table
 // is empty (the harness then says, once, that CUDA cases were skipped and why).
+#include "flopscope/kernels/activation.hpp"
 #include "flopscope/kernels/broadcast.hpp"
 #include "flopscope/kernels/convert.hpp"
 #include "flopscope/kernels/copy.hpp"
@@ -11,6 +12,7 @@
 namespace flopscope::kernels {
 
 std::span<const CopyVariant> cuda_copy_variants() { return {}; }
+std::span<const GeluVariant> cuda_gelu_variants() { return {}; }
 std::span<const ConvertVariant> cuda_convert_variants() { return {}; }
 std::span<const FmaChainVariant> cuda_fma_chain_variants() { return {}; }
 std::span<const TriadVariant> cuda_triad_variants() { return {}; }

@@ -11,7 +11,9 @@ from test_bench_views import ran
 ENV = dict(os.environ, FLOPSCOPE_WARMUP_S="0.05")
 M, K, N = 33, 20, 17          # a linear layer: tokens, in, out
 MT, D, L = 40, 24, 3          # a deep linear MLP: tokens, width, layers
-TINY = ["--devices=cpu", f"--linears={M}x{K}x{N}", f"--mlps={MT}x{D}x{L}", "--optimizers=sgd,adamw"]
+MF, DM, FF = 19, 8, 40        # a feed-forward block: tokens, d_model, d_ff
+TINY = ["--devices=cpu", f"--linears={M}x{K}x{N}", f"--mlps={MT}x{D}x{L}", f"--ffns={MF}x{DM}x{FF}",
+        "--optimizers=sgd,adamw"]
 
 
 def test_passes_count_what_pytorch_counts(tmp_path):
@@ -19,6 +21,8 @@ def test_passes_count_what_pytorch_counts(tmp_path):
     cases = ran(data)
     linear = f"m={M},k={K},n={N}/net=linear"
     mlp = f"m={MT},d={D},layers={L}/net=mlp"
+    ffn = f"m={MF},d={DM},d_ff={FF}/net=ffn"
+    fwd_ffn = 2 * 2 * MF * DM * FF
     fwd_linear, fwd_mlp = 2 * M * K * N, L * 2 * MT * D * D
     params_linear, params_mlp = K * N, L * D * D
     expected = {
@@ -30,6 +34,10 @@ def test_passes_count_what_pytorch_counts(tmp_path):
         f"{mlp}/pass=fwd": (fwd_mlp, fwd_mlp, 1),
         # The Cruncher's first layer computes no dX: (2L - 1) products backward.
         f"{mlp}/pass=bwd": ((2 * L - 1) * fwd_mlp // L, (2 * L - 1) * fwd_mlp // L, (2 * L - 1) / L),
+        # The GELU: 9 FLOPs per element forward, 18 backward (the full count's rule table), not
+        # in PyTorch's convention.
+        f"{ffn}/pass=fwd": (fwd_ffn, fwd_ffn + 9 * MF * FF, 1),
+        f"{ffn}/pass=bwd": (2 * fwd_ffn, 2 * fwd_ffn + 18 * MF * FF, 2),
     }
     for dtype in ("f32", "bf16"):
         for shape, (flops, full, ratio) in expected.items():
