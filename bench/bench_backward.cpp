@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
                 .help = "deep linear MLPs: tokens x width x layers", .keys = {"m", "d", "layers"},
                 .defaults = [mlps](const DeviceContext& device, DType) {
                   if (!mlps) return shapes({});
-                  return device.device.is_cpu() ? shapes({{2048, 1024, 4}}) : shapes({{8192, 4096, 4}});
+                  return device.device.is_cpu() ? shapes({{1024, 1024, 4}}) : shapes({{8192, 4096, 4}});
                 }},
                {.name = "ffn", .flag = "ffns", .kind = Axis::Kind::shapes,
                 .help = "feed-forward blocks (GELU): tokens x d_model x d_ff (default: GPT-2 small's; on CUDA also XL's)",
