@@ -5,6 +5,8 @@ errors with exit code 2."""
 import os
 import subprocess
 
+import pytest
+
 from test_bench_binaries import binary, run_json
 from test_bench_views import ran
 
@@ -67,3 +69,35 @@ def test_bad_flags_are_one_line_errors(tmp_path):
         # The error is the last line (the device line may precede it), and nothing crashed.
         lines = proc.stderr.strip().splitlines()
         assert lines[-1].startswith("bench_backward: ") and "terminate" not in proc.stderr, (flag, proc.stderr)
+
+
+def test_flops_equal_pytorch_flop_counter(tmp_path):
+    """Each net's fwd and bwd `flops` equal torch.utils.flop_counter.FlopCounterMode's count of the
+    same modules (nn.Linear without bias, GELU tanh; the Cruncher's input needs no gradient, a linear
+    layer's and an FFN block's does). Runs where PyTorch is installed (not a dependency)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: FlopCounterMode is not available")
+    from torch import nn
+    from torch.utils.flop_counter import FlopCounterMode
+
+    def counted(module, rows, width, input_grad):
+        x = torch.randn(rows, width, requires_grad=input_grad)
+        with FlopCounterMode(display=False) as forward:
+            y = module(x)
+        with FlopCounterMode(display=False) as backward:
+            y.backward(torch.ones_like(y))
+        return forward.get_total_flops(), backward.get_total_flops()
+
+    data, _ = run_json("bench_backward", tmp_path, *TINY, "--dtypes=f32", "--variants=microkernel",
+                       "--passes=fwd,bwd")
+    cases = ran(data)
+    nets = {
+        f"m={M},k={K},n={N}/net=linear": counted(nn.Linear(K, N, bias=False), M, K, True),
+        f"m={MT},d={D},layers={L}/net=mlp": counted(nn.Sequential(*[nn.Linear(D, D, bias=False) for _ in range(L)]),
+                                                     MT, D, False),
+        f"m={MF},d={DM},d_ff={FF}/net=ffn": counted(nn.Sequential(nn.Linear(DM, FF, bias=False),
+                                                                   nn.GELU(approximate="tanh"),
+                                                                   nn.Linear(FF, DM, bias=False)), MF, DM, True),
+    }
+    for net, (forward, backward) in nets.items():
+        assert cases[f"backward/microkernel/f32/cpu/{net}/pass=fwd"]["flops"] == forward, net
+        assert cases[f"backward/microkernel/f32/cpu/{net}/pass=bwd"]["flops"] == backward, net
