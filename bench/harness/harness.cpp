@@ -180,7 +180,6 @@ int run_family(int argc, char** argv, const Family& family) {
   std::vector<DeviceContext> devices;
   for (const Device& device : selection.devices)
     devices.push_back(device.is_cpu() ? probe_cpu(warmup_seconds) : probe_cuda(device));
-  for (const auto& line : device_lines(devices)) std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
 
   std::vector<std::pair<const DeviceContext*, Case>> cases;
   try {
@@ -220,6 +219,8 @@ int run_family(int argc, char** argv, const Family& family) {
   if (*selected == 0)
     usage_error(binary, "--benchmark_filter='" + filter + "' matches none of the " + std::to_string(names.size()) +
                             " cases (e.g. " + names.front() + ")");
+  // The devices' lines once every flag is known good, so that a usage error stays one line.
+  for (const auto& line : device_lines(devices)) std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
 
   std::vector<char*> args;
   for (auto& arg : kept) args.push_back(arg.data());

@@ -425,6 +425,7 @@ def expect_error(args, needle):
         (["--model", "gpt2-small", "--batch", "1000000000"],
          "gpt2-small at batch 1000000000 x seq 1024: matmul FLOPs: 51463168000000000 x 768 overflows 64 bits"),
         (["--config", "/nonexistent/config.json"], "cannot read '/nonexistent/config.json'"),
+        (["--config", "/tmp"], "--config: '/tmp' is a directory"),
         (["train", "--params", "-70e9", "--tokens", "1e12"], "--params: negative value '-70e9'"),
         (["train", "--params", "1e30", "--tokens", "1e12"], "--params: '1e30' overflows a 64-bit count"),
         (["train", "--params", "70e9", "--tokens", "1.5"], "--tokens: '1.5' is not a whole number"),

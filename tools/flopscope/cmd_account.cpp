@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -251,6 +252,8 @@ Kind config_choice(const json& config, const std::string& where, const char* key
 // A JSON object of kConfigKeys; vocab, context, d_model, layers and heads are required, the rest
 // default to GPT-2's choices (d_ff = 4 x d_model).
 TransformerConfig read_config(const std::string& path) {
+  std::error_code error_code;
+  if (std::filesystem::is_directory(path, error_code)) throw UsageError{"--config: '" + path + "' is a directory"};
   std::ifstream file(path);
   if (!file) throw UsageError{"--config: cannot read '" + path + "'"};
   json config;
