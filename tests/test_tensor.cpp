@@ -194,6 +194,11 @@ TEST(Views, ExpandHasStrideZero) {
   Tensor b = x.broadcast_to({2, 3, 4});
   EXPECT_EQ(b.strides(), (Strides{0, 1, 0}));
   EXPECT_EQ(x.expand({-1, 5}).shape(), (Shape{3, 5}));
+  // A new leading dimension of size 1 takes the next one's extent, as in PyTorch
+  // (torch.zeros(2, 3).expand(2, 1, 2, 3).stride() == (0, 6, 3, 1); a 0-d tensor's are all 0).
+  EXPECT_EQ(zeros({2, 3}).expand({2, 1, 2, 3}).strides(), (Strides{0, 6, 3, 1}));
+  EXPECT_EQ(zeros({5, 5, 1}).expand({1, 1, -1, -1, 4}).strides(), (Strides{25, 25, 5, 1, 0}));
+  EXPECT_EQ(zeros({}).expand({1, 3}).strides(), (Strides{0, 0}));
   EXPECT_FALSE(e.is_contiguous());
   EXPECT_FALSE(e.is_non_overlapping_and_dense());
   x.set({1, 0}, 20);

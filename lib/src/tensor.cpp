@@ -569,7 +569,14 @@ Tensor Tensor::expand(Shape shape) const {
     const std::int64_t from_end = dims - 1 - i;
     const std::int64_t d = dim() - 1 - from_end;
     std::int64_t size = d >= 0 ? shape_[static_cast<std::size_t>(d)] : 1;
-    std::int64_t stride = d >= 0 ? strides_[static_cast<std::size_t>(d)] : 0;
+    // A new leading dimension gets PyTorch's stride: the next one's extent (size x stride; 0 where
+    // that does not fit, or where the tensor is 0-d), and 0 below if it is expanded past size 1.
+    std::int64_t stride = 0;
+    if (d >= 0)
+      stride = strides_[static_cast<std::size_t>(d)];
+    else if (dim() > 0 && __builtin_mul_overflow(sizes[static_cast<std::size_t>(i + 1)],
+                                                 strides[static_cast<std::size_t>(i + 1)], &stride))
+      stride = 0;
     std::int64_t target = shape[static_cast<std::size_t>(i)];
     if (target == -1) {
       if (d < 0)
