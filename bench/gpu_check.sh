@@ -61,7 +61,7 @@ declare -A bench_flags=(
   # Every own kernel beside cuBLAS and cuBLASLt (tf32 and the fp8 pairs come with f32 and f8).
   [bench_matmul]="--dtypes=f32,f16,bf16,f8e4m3,f8e5m2 --squares=1024,4096,8192 --layouts=NN,NT --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
   # Every view kind; transposes at 8192^2 (past the 50 MB L2) and a non-power-of-two.
-  [bench_strided]="--dtypes=f32,bf16 --matrices=8192x8192,4095x4097 --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
+  [bench_strided]="--dtypes=f32,bf16 --matrices=8192x8192;4095x4097 --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
   [bench_broadcast]="--dtypes=f32,bf16 --ops=add --variants=copy,plain,vec --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
   # GPT-2 small and XL FFN layers and a 4-layer Cruncher, fwd, bwd and an AdamW step: own mma beside cuBLAS(Lt).
   [bench_backward]="--dtypes=f32,bf16 --variants=mma,cublas,cublaslt --benchmark_repetitions=2 --benchmark_min_time=0.05"

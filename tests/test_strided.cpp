@@ -234,6 +234,9 @@ TEST(CpuStrided, VariantsRefuseANonContiguousDestination) {
   for (const auto& variant : kernels::cpu_strided_variants()) {
     const auto reason = variant.unavailable({empty({6, 4}).t().ref(), x.ref()});
     ASSERT_TRUE(reason.has_value()) << variant.name;
+#ifndef FLOPSCOPE_HAVE_ONEDNN
+    if (variant.name == "reorder" && *reason == "built without oneDNN") continue;  // the device bundle
+#endif
     EXPECT_NE(reason->find("needs a contiguous destination"), std::string::npos) << *reason;
     const auto mismatch = variant.unavailable({empty({4, 5}).ref(), x.ref()});
     ASSERT_TRUE(mismatch.has_value()) << variant.name;
