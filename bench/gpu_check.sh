@@ -17,8 +17,8 @@
 #   bench/gpu_check.sh OUT_DIR      # from the repository root, with build-gpu-bundle/bundle present
 #
 # Environment: FLOPSCOPE_BUNDLE (default build-gpu-bundle/bundle), FLOPSCOPE_GPU_CHECK_BUDGET_S
-# (default 420: every step's time limit is cut to what is left of it, 40 s kept for the report,
-# so that the whole script ends within about 7.5 minutes; a step left without time is named and
+# (default 360: every step's time limit is cut to what is left of it, 40 s kept for the report,
+# so that the whole script ends within about 6 minutes; a step left without time is named and
 # counts as a failure), PYTHON (default python3).
 #
 # What comes back, in OUT_DIR (at most 8 files, for the device tool): gpu_check.log (every
@@ -40,7 +40,7 @@ if [[ -n $(ls -A -- "$out") ]]; then
   exit 2
 fi
 bundle=${FLOPSCOPE_BUNDLE:-$root/build-gpu-bundle/bundle}
-budget=${FLOPSCOPE_GPU_CHECK_BUDGET_S:-420}
+budget=${FLOPSCOPE_GPU_CHECK_BUDGET_S:-360}
 python=${PYTHON:-python3}
 log=$out/gpu_check.log
 scratch=$(mktemp -d)
