@@ -10,6 +10,14 @@ Cases are matched by name (the grammar). For each case that ran on both sides:
   compare.py (gbench/report.py: scipy.stats.mannwhitneyu(base, new, alternative='two-sided')),
   where both sides have at least 2 repetitions (compare.py's UTEST_MIN_REPETITIONS).
 - verdict (`verdict()`): same, faster, slower or noisy.
+- run-to-run spread (`run_to_run_spread()`): a case's repetitions are timed in one process, so
+  their cv and U test see the noise inside a run, not how much two runs of the same binary differ
+  (a shared machine's load, where the process landed): on the 2-core VMs two quick runs of one
+  commit differ by a robust 6-23% per binary while each case's cv is 1-5%. Per binary, the robust
+  standard deviation of its cases' changes is that spread; a change within SPREAD_K of them is
+  `noisy`, not a regression. A single case that moved while the others stayed (a real regression
+  of one kernel) has a spread near 0 and is judged as before; a whole binary slowed alike has a
+  small spread too, and is slower.
 - accounting: the `flops` and `bytes` counters must be equal; a difference is a failure whatever
   the timing says (a count is a property of the code, not of the machine).
 
@@ -38,6 +46,8 @@ UTEST_MIN_REPETITIONS = 2  # compare.py (gbench/report.py) runs the U test from 
 DEFAULT_THRESHOLD = 0.05  # a slower verdict beyond 5% is a regression
 SAME, FASTER, SLOWER, NOISY = "same", "faster", "slower", "noisy"
 ACCOUNTING_COUNTERS = ("flops", "bytes")
+SPREAD_MIN_CASES = 8  # a binary's run-to-run spread needs at least this many cases on both sides
+SPREAD_K = 3.0  # a change within 3 run-to-run spreads of its binary is noisy
 
 
 def relative_change(old: float, new: float) -> float:
@@ -81,8 +91,17 @@ def cv_of(case: Case) -> Optional[float]:
     return statistics.stdev(times) / statistics.mean(times)
 
 
+def run_to_run_spread(changes: list[float]) -> Optional[float]:
+    """The robust standard deviation (1.4826 x the median absolute deviation from the median) of
+    the relative changes of one binary's cases; None with fewer than SPREAD_MIN_CASES of them."""
+    if len(changes) < SPREAD_MIN_CASES:
+        return None
+    middle = statistics.median(changes)
+    return 1.4826 * statistics.median(abs(c - middle) for c in changes)
+
+
 def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_base: int,
-            n_new: int, noisy: bool) -> str:
+            n_new: int, noisy: bool, spread: Optional[float] = None) -> str:
     """same, faster, slower or noisy, in this order:
 
     1. same: the change is within the noise of both sides (|change| <= the larger cv);
@@ -90,7 +109,9 @@ def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_ba
     3. same: the U test is not significant (p >= 0.05), where these repetition counts can reach
        significance at all (from 4 against 4; with fewer, the change beyond the noise decides);
     4. noisy: a side's cv is above 5% (the case is marked noisy: not to be trusted);
-    5. slower or faster, by the sign of the change of time.
+    5. noisy: the change is within SPREAD_K run-to-run spreads of its binary (`spread`, None
+       where unknown): the two runs differ that much anyway;
+    6. slower or faster, by the sign of the change of time.
     """
     if abs(change) <= (noise or 0.0):
         return SAME
@@ -99,6 +120,8 @@ def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_ba
     if smallest_pvalue(n_base, n_new) < ALPHA and pvalue >= ALPHA:
         return SAME
     if noisy:
+        return NOISY
+    if spread is not None and abs(change) <= SPREAD_K * spread:
         return NOISY
     return SLOWER if change > 0 else FASTER
 
@@ -140,14 +163,19 @@ class Pair:
         return None
 
 
-def compare_cases(name: str, base: Case, new: Case) -> Pair:
+def median_change(base: Case, new: Case) -> float:
+    return relative_change(base.real_time_s or 0.0, new.real_time_s or 0.0)
+
+
+def compare_cases(name: str, base: Case, new: Case, spread: Optional[float] = None) -> Pair:
+    """One case of both sides; `spread` is its binary's run-to-run spread (None: unknown)."""
     base_times = [s.real_time_s for s in base.samples]
     new_times = [s.real_time_s for s in new.samples]
-    change = relative_change(base.real_time_s or 0.0, new.real_time_s or 0.0)
+    change = median_change(base, new)
     noises = [cv for cv in (cv_of(base), cv_of(new)) if cv is not None]
     pvalue = utest_pvalue(base_times, new_times)
     noisy = any(cv > NOISY_CV for cv in noises)
-    judged = verdict(change, max(noises, default=None), pvalue, len(base_times), len(new_times), noisy)
+    judged = verdict(change, max(noises, default=None), pvalue, len(base_times), len(new_times), noisy, spread)
     return Pair(name, base, new, change, pvalue, judged, accounting_changes(base, new))
 
 
@@ -186,6 +214,7 @@ class Comparison:
     not_compared: list[tuple[str, str]] = field(default_factory=list)  # (name, why)
     only_base: list[str] = field(default_factory=list)
     only_new: list[str] = field(default_factory=list)
+    spreads: dict[str, float] = field(default_factory=dict)  # binary -> run-to-run spread
 
     @property
     def timing_gates(self) -> bool:
@@ -225,12 +254,21 @@ def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
                  timing_gate: bool = True) -> Comparison:
     result = Comparison(base, new, threshold, timing_gate, machines_differ(base, new))
     base_cases, new_cases = _cases_by_name(base), _cases_by_name(new)
+    both = [(name, b, new_cases[name]) for name, b in base_cases.items()
+            if name in new_cases and b.ok and new_cases[name].ok]
+    changes: dict[str, list[float]] = {}
+    for _, b, n in both:
+        changes.setdefault(b.binary, []).append(median_change(b, n))
+    for binary, values in changes.items():
+        spread = run_to_run_spread(values)
+        if spread is not None:
+            result.spreads[binary] = spread
     for name, b in base_cases.items():
         n = new_cases.get(name)
         if n is None:
             result.only_base.append(name)
         elif b.ok and n.ok:
-            result.pairs.append(compare_cases(name, b, n))
+            result.pairs.append(compare_cases(name, b, n, result.spreads.get(b.binary)))
         elif b.ok and n.status == "failed":
             result.failed_in_new.append((b, n))
         else:
@@ -276,6 +314,10 @@ def headline(result: Comparison) -> list[str]:
     for label, run in (("BASE", result.base), ("NEW", result.new)):
         if run.incomplete:
             lines.append(f"{label} is an incomplete run: {run.status.describe()}")
+    if result.spreads:
+        spreads = ", ".join(f"{binary} {100 * spread:.1f}%" for binary, spread in sorted(result.spreads.items()))
+        lines.append(f"run-to-run spread per binary (robust sd of its cases' changes; a change within "
+                     f"{SPREAD_K:g}x is noisy): {spreads}")
     return lines
 
 

@@ -206,9 +206,55 @@ def test_smallest_pvalues():
     ((0.10, 0.01, 0.33, 2, 2, False), SLOWER),  # 2 against 2 cannot be significant: noise decides
     ((0.10, 0.06, 0.001, 9, 9, True), NOISY),  # cv above 5%
     ((-0.10, 0.01, 0.001, 9, 9, False), FASTER),
+    ((0.10, 0.01, 0.33, 2, 2, False, 0.05), NOISY),  # within 3 run-to-run spreads of its binary
+    ((0.10, 0.01, 0.001, 9, 9, False, 0.05), NOISY),  # significant inside one run, not between runs
+    ((0.20, 0.01, 0.33, 2, 2, False, 0.05), SLOWER),  # beyond them
 ])
 def test_verdict_rules_in_order(args, expected):
     assert verdict(*args) == expected
+
+
+def drifted(tmp_path, factors, reps=2, cv=0.01):
+    """BASE and NEW runs of len(factors) copy cases with tight repetitions, NEW's times of case i
+    multiplied by factors[i]."""
+    names = [f"copy/simd/f32/cpu/n={1024 << i}" for i in range(len(factors))]
+    base = write_run(tmp_path / "base", [(n, make_fixtures.pattern(1e-6, cv, reps), 8192) for n in names])
+    new = write_run(tmp_path / "new", [(n, [f * t for t in make_fixtures.pattern(1e-6, cv, reps)], 8192)
+                                       for n, f in zip(names, factors)])
+    return compare_runs(load_source(base), load_source(new))
+
+
+# Two runs of one commit on a shared machine: every case of the binary moved by up to +-20% (what
+# two quick runs on the 2-core VMs show), each with tight repetitions.
+DRIFT = [0.82, 1.18, 0.95, 1.06, 0.88, 1.12, 1.0, 0.91, 1.09, 1.2, 0.85, 1.03]
+
+
+def test_run_to_run_drift_of_a_binary_is_noisy_not_a_regression(tmp_path):
+    result = drifted(tmp_path, DRIFT)
+    # changes -0.18 .. +0.20, median +0.015, median absolute deviation 0.105: 1.4826 x 0.105
+    assert result.spreads["bench_copy"] == pytest.approx(0.15567, abs=1e-4)
+    assert {p.verdict for p in result.pairs} <= {SAME, NOISY} and result.exit_code == 0
+    done = run_cli("compare", tmp_path / "base", tmp_path / "new")
+    assert done.returncode == 0 and "run-to-run spread per binary" in done.stdout and "bench_copy 15.6%" in done.stdout
+
+
+def test_one_case_slower_among_drifting_ones_is_slower(tmp_path):
+    factors = [0.98, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 1.0, 0.99, 1.01, 1.0, 1.40]
+    result = drifted(tmp_path, factors)
+    verdicts = {p.name: p.verdict for p in result.pairs}
+    assert verdicts.pop("copy/simd/f32/cpu/n=2097152") == SLOWER and result.exit_code == 1
+    assert set(verdicts.values()) <= {SAME, NOISY, SLOWER, FASTER}
+
+
+def test_a_binary_slowed_alike_is_slower_not_hidden_by_the_spread(tmp_path):
+    result = drifted(tmp_path, [1.2] * 12)
+    assert result.spreads["bench_copy"] == pytest.approx(0.0, abs=1e-9)
+    assert {p.verdict for p in result.pairs} == {SLOWER} and result.exit_code == 1
+
+
+def test_too_few_cases_for_a_spread_judge_as_before(tmp_path):
+    result = drifted(tmp_path, DRIFT[:7])
+    assert result.spreads == {} and SLOWER in {p.verdict for p in result.pairs}
 
 
 # ---------------------------------------------------------------------------------------------
