@@ -136,6 +136,15 @@ def source(module, dtype, shape):
     return (module.arange(numel, dtype=module.int64) % EXACT[dtype]).to(module.float64).reshape(shape)
 
 
+def the_view(module, chain):
+    """The chain's view as numpy or torch makes it, on the same source values."""
+    dtype, shape, ops = chain
+    x = source(module, dtype, shape)
+    for op in ops:
+        x = apply(module, x, op)
+    return x
+
+
 def check_variants(line, case, expected):
     assert set(case) - {"view"} <= VARIANTS, line
     assert "reference" in case and "naive" in case and "simd" in case, (line, sorted(case))
@@ -151,10 +160,8 @@ def test_every_chain_is_a_view_lib_accepts(results):
 
 def test_views_and_every_variant_match_numpy(results):
     checked = 0
-    for line, (dtype, shape, ops), case in results:
-        x = source(np, dtype, shape)
-        for op in ops:
-            x = apply(np, x, op)
+    for line, chain, case in results:
+        x = the_view(np, chain)
         got_shape, got_strides, got_offset = case["view"]
         assert got_shape == list(x.shape), line
         if x.size:
@@ -172,13 +179,10 @@ def test_views_and_every_variant_match_numpy(results):
 
 def test_views_and_every_variant_match_pytorch(results):
     torch = pytest.importorskip("torch", reason="PyTorch is not installed: numpy is the only reference here")
-    for line, (dtype, shape, ops), case in results:
-        x = source(torch, dtype, shape)
-        for op in ops:
-            x = apply(torch, x, op)
-        got_shape, got_strides, got_offset = case["view"]
-        assert got_shape == list(x.shape), line
-        assert got_strides == list(x.stride()), line
+    for line, chain, case in results:
+        x = the_view(torch, chain)
+        assert case["view"][:2] == (list(x.shape), list(x.stride())), line
+        got_offset = case["view"][2]
         if x.numel():
             assert got_offset == x.storage_offset(), line
         check_variants(line, case, x.contiguous().flatten().tolist())
