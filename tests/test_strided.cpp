@@ -73,22 +73,25 @@ std::vector<View> views(DType dtype) {
   return out;
 }
 
-// Runs `variant` on `src` into a contiguous destination one element past a 64-byte boundary,
-// surrounded by poison, and compares every byte (poison included) with copy_reference's.
-void check(const kernels::CopyVariant& variant, const View& view, Device device = Device::cpu()) {
+// Runs `variant` on `src` into a contiguous destination `dst_offset` elements past a 64-byte
+// boundary (by default one: misaligned), surrounded by poison, and compares every byte (poison
+// included) with copy_reference's. The simd variant streams its stores only into a 64-byte aligned
+// destination: a test of those passes dst_offset = 64 / element size.
+void check(const kernels::CopyVariant& variant, const View& view, Device device = Device::cpu(),
+           std::int64_t dst_offset = 1) {
   const Tensor& src = view.tensor;
   const std::size_t size = src.element_size();
-  const std::size_t bytes = std::size_t(src.numel()) * size + 2 * size + 64;
+  const std::size_t bytes = std::size_t(src.numel() + dst_offset + 1) * size + 64;
   const Shape shape = src.shape();
   kernels::HostBuffer dst(bytes), expected(bytes);
   std::memset(dst.data, 0xA5, bytes);
   std::memset(expected.data, 0xA5, bytes);
   const Strides strides = contiguous_strides(shape);
-  const TensorRef expected_ref = TensorRef::strided(expected.data, src.dtype(), shape, strides, 1);
+  const TensorRef expected_ref = TensorRef::strided(expected.data, src.dtype(), shape, strides, dst_offset);
   kernels::copy_reference({expected_ref, src.ref()});
   const std::string what = std::string(variant.name) + " " + std::string(dtype_name(src.dtype())) + " " + view.name;
   if (device.is_cpu()) {
-    const CopyProblem problem{TensorRef::strided(dst.data, src.dtype(), shape, strides, 1), src.ref()};
+    const CopyProblem problem{TensorRef::strided(dst.data, src.dtype(), shape, strides, dst_offset), src.ref()};
     ASSERT_EQ(variant.unavailable(problem), std::nullopt) << what;
     variant.prepare(problem)(nullptr);
   } else {
@@ -97,7 +100,7 @@ void check(const kernels::CopyVariant& variant, const View& view, Device device 
     kernels::cuda::DeviceMemory device_src(std::max<std::size_t>(storage, 1)), device_dst(bytes);
     kernels::cuda::copy_to_device(device_src.data, src.storage()->data(), storage);
     kernels::cuda::copy_to_device(device_dst.data, dst.data, bytes);
-    const CopyProblem problem{TensorRef::strided(device_dst.data, src.dtype(), shape, strides, 1, device),
+    const CopyProblem problem{TensorRef::strided(device_dst.data, src.dtype(), shape, strides, dst_offset, device),
                               TensorRef::strided(device_src.data, src.dtype(), shape, src.strides(), src.storage_offset(), device)};
     if (!variant.takes(problem)) return;
     ASSERT_EQ(variant.unavailable(problem), std::nullopt) << what;
@@ -106,7 +109,7 @@ void check(const kernels::CopyVariant& variant, const View& view, Device device 
     kernels::cuda::copy_to_host(dst.data, device_dst.data, bytes);
   }
   if (std::memcmp(dst.data, expected.data, bytes) != 0) {
-    const auto inside = compare_exact(TensorRef::strided(dst.data, src.dtype(), shape, strides, 1), expected_ref);
+    const auto inside = compare_exact(TensorRef::strided(dst.data, src.dtype(), shape, strides, dst_offset), expected_ref);
     FAIL() << what << ": " << inside.value_or("the bytes around the destination were written");
   }
 }
@@ -213,19 +216,27 @@ TEST(CpuStrided, ReorderRunsEveryViewItCan) {
 
 TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
   // Source and destination together past the streaming threshold: non-temporal stores in simd,
-  // for a transpose (tiles), split heads (rows) and an expanded row.
+  // for a transpose (tiles), split heads (rows), an expanded row and slices (vector gathers, with
+  // an unaligned start through the storage offset of slice(1, 1, ...)).
   const auto threshold = static_cast<std::int64_t>(kernels::cpu_streaming_threshold_bytes());
   std::int64_t side = 64;
   while (2 * side * side * 4 <= threshold) side *= 2;
   const Tensor x = random_tensor({side, side + 16}, DType::f32, 7);
   const Tensor heads = random_tensor({2, side / 16, 8, 64}, DType::f32, 8);
   const Tensor row = random_tensor({side + 16}, DType::f32, 9);
+  const Tensor wide = random_tensor({side / 4, 4 * side + 37}, DType::f32, 10);  // ::2 of it: past the threshold
+  const Tensor wide64 = random_tensor({side / 4, 2 * side + 19}, DType::f64, 11);
   for (const auto& variant : kernels::cpu_strided_variants()) {
     if (variant.name != "simd" && variant.name != "blocked") continue;
-    check(variant, {"large transpose", x.t()});
-    check(variant, {"large transpose of narrow(1, 0, side)", x.narrow(1, 0, side).t()});
-    check(variant, {"large split heads", heads.permute({0, 2, 1, 3})});
-    check(variant, {"large expanded row", row.expand({side / 2, side + 16})});
+    const Device cpu = Device::cpu();
+    check(variant, {"large transpose", x.t()}, cpu, 16);
+    check(variant, {"large transpose of narrow(1, 0, side)", x.narrow(1, 0, side).t()}, cpu, 16);
+    check(variant, {"large split heads", heads.permute({0, 2, 1, 3})}, cpu, 16);
+    check(variant, {"large expanded row", row.expand({side / 2, side + 16})}, cpu, 16);
+    for (std::int64_t step : {2, 3, 16})
+      check(variant, {"large slice ::" + std::to_string(step), wide.slice(1, 1, std::nullopt, step)}, cpu, 16);
+    check(variant, {"large f64 slice ::2", wide64.slice(1, 1, std::nullopt, 2)}, cpu, 8);
+    check(variant, {"large slice ::2, misaligned", wide.slice(1, 1, std::nullopt, 2)});
   }
 }
 

@@ -12,8 +12,9 @@
 //            in ymm; 2-byte 16 x 16 in ymm and 1-byte 16 x 16 in xmm on both) straight from src to
 //            dst, in blocks one micro-tile high and 4 KiB of each src row long (src rows read in
 //            order a page at a time, dst rows written in order a line at a time); rows by vector
-//            copies, expanded columns by broadcast stores, and non-temporal stores when src and
-//            dst together exceed the last-level cache (on a 64-byte aligned destination).
+//            copies, expanded columns by broadcast stores, slices of 4- and 8-byte elements by
+//            vector gathers, and non-temporal stores when src and dst together exceed the
+//            last-level cache (on a 64-byte aligned destination).
 //            AVX-512 or AVX2 chosen at run time; a CPU with neither is a skip that says so.
 //   reorder  oneDNN's reorder primitive on the view's own dims and strides (the vendor reference;
 //            PyTorch runs it for its mkldnn tensors, its plain .contiguous() has its own copy
@@ -510,6 +511,64 @@ FLOPSCOPE_AVX2 void copy_row_avx2(unsigned char* out, const unsigned char* in, s
   std::memcpy(out + i, in + i, bytes - i);
 }
 
+// Slice rows (x[:, ::k], k > 1): one vector gather per vector of dst (vpgatherdd / vpgatherdq),
+// with the non-temporal stores of copy_row on the aligned body when `nt`. Gather indices are
+// int32, so a stride that does not fit 32 bits over a vector goes element by element.
+bool gather_indices_fit(std::int64_t stride, int lanes) {
+  return stride > 0 && stride <= (std::int64_t{1} << 31) / lanes - 1;
+}
+
+template <class T>
+std::int64_t gather_head(T* dst, const T* src, std::int64_t n, std::int64_t stride, bool nt, int align) {
+  std::int64_t j = 0;
+  if (nt)
+    for (; j < n && (reinterpret_cast<std::uintptr_t>(dst + j) & std::uintptr_t(align - 1)); ++j) dst[j] = src[j * stride];
+  return j;
+}
+
+template <class T>
+FLOPSCOPE_AVX512 void gather_row_avx512(T* dst, const T* src, std::int64_t n, std::int64_t stride, bool nt) {
+  constexpr int lanes = 64 / int(sizeof(T));
+  std::int64_t j = 0;
+  if (gather_indices_fit(stride, lanes)) {
+    j = gather_head(dst, src, n, stride, nt, 64);
+    for (; j + lanes <= n; j += lanes) {
+      __m512i v;
+      if constexpr (sizeof(T) == 4)
+        v = _mm512_i32gather_epi32(_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                      _mm512_set1_epi32(int(stride))),
+                                   src + j * stride, 4);
+      else
+        v = _mm512_i32gather_epi64(_mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(int(stride))),
+                                   src + j * stride, 8);
+      if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j), v);
+      else _mm512_storeu_si512(dst + j, v);
+    }
+  }
+  for (; j < n; ++j) dst[j] = src[j * stride];
+}
+
+template <class T>
+FLOPSCOPE_AVX2 void gather_row_avx2(T* dst, const T* src, std::int64_t n, std::int64_t stride, bool nt) {
+  constexpr int lanes = 32 / int(sizeof(T));
+  std::int64_t j = 0;
+  if (gather_indices_fit(stride, lanes)) {
+    j = gather_head(dst, src, n, stride, nt, 32);
+    for (; j + lanes <= n; j += lanes) {
+      __m256i v;
+      if constexpr (sizeof(T) == 4)
+        v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(src + j * stride),
+                                   _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(int(stride))), 4);
+      else
+        v = _mm256_i32gather_epi64(reinterpret_cast<const long long*>(src + j * stride),
+                                   _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(int(stride))), 8);
+      if (nt) _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + j), v);
+      else _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), v);
+    }
+  }
+  for (; j < n; ++j) dst[j] = src[j * stride];
+}
+
 // One element repeated: an expanded column (gather of stride 0).
 template <class T>
 void fill_row(T* out, T value, std::int64_t n) {
@@ -522,6 +581,7 @@ struct SimdKernels {
   void (*transpose)(const T*, std::int64_t, T*, std::int64_t, bool) = nullptr;
   std::int64_t side = 0;
   void (*copy_row)(unsigned char*, const unsigned char*, std::size_t, bool) = nullptr;
+  void (*gather_row)(T*, const T*, std::int64_t, std::int64_t, bool) = nullptr;  // 4- and 8-byte elements
 };
 
 template <class T>
@@ -541,6 +601,7 @@ SimdKernels<T> simd_kernels() {
   } else {
     if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
   }
+  if constexpr (sizeof(T) >= 4) k.gather_row = avx512 ? gather_row_avx512<T> : avx2 ? gather_row_avx2<T> : nullptr;
   return k;
 }
 
@@ -577,6 +638,8 @@ void simd_typed(const StridedPlan& plan, T* dst, const T* src) {
       const std::int64_t stride = plan.src_strides[plan.dims - 1];
       if (stride == 0)
         for_each_row(plan, dst, src, [](T* out, const T* in, std::int64_t n) { fill_row(out, *in, n); });
+      else if (k.gather_row)
+        for_each_row(plan, dst, src, [stride, nt](T* out, const T* in, std::int64_t n) { k.gather_row(out, in, n, stride, nt); });
       else
         for_each_row(plan, dst, src, [stride](T* out, const T* in, std::int64_t n) { gather_row(out, in, n, stride); });
       return;
