@@ -239,6 +239,58 @@ TEST(Backward, StepIsJudgedStepByStep) {
   }
 }
 
+// The CPU GELU in f32 (vector arithmetic, its own exp) against the f64 reference rounded to f32,
+// forward and backward, on 240,001 points of [-12, 12] and the extremes: within
+// 2^-20 (1 + 4 |u| (1 - s)) |ref| + 2^-40 |x|, u = c (x + 0.044715 x^3), s = sigmoid(2u) (|ref|:
+// backward, the size of gelu's two terms times |grad|). Where x
+// is negative, s = e^2u / (1 + e^2u) carries the f32 rounding of u times 2|u| (1.5e-6 relative at
+// x = -4.4); the second term is for the reference's own 1 + tanh(u), which cancels in f64 (0 at
+// x = -9.25, where gelu is -1e-30). The old f32 tanh form, 0 at x = -5.75 (gelu: -7.4e-10),
+// fails it. NaN stays NaN.
+TEST(Gelu, CpuF32MatchesTheReferenceEverywhere) {
+  std::vector<float> x;
+  for (int i = -120000; i <= 120000; ++i) x.push_back(float(i) * 1e-4f);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 30.0f, -30.0f, 1e6f, -1e6f, 1e30f, -1e30f, 3.4e38f, -3.4e38f})
+    x.push_back(v);
+  std::vector<float> grad(x.size());
+  for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = float(int(i % 7) - 3) * 0.37f + 0.11f;
+  const std::int64_t n[] = {std::int64_t(x.size())};
+  const auto ref = [&](float* data) { return TensorRef::contiguous(data, DType::f32, n, Device::cpu()); };
+  const GeluVariant& plain = cpu_gelu_variants()[0];
+  for (bool backward : {false, true}) {
+    SCOPED_TRACE(backward ? "backward" : "forward");
+    std::vector<float> out(x.size()), expected(x.size());
+    const GeluProblem problem{backward, ref(out.data()), ref(x.data()), backward ? ref(grad.data()) : TensorRef{}};
+    ASSERT_EQ(plain.unavailable(problem), std::nullopt);
+    plain.prepare(problem)(nullptr);
+    GeluProblem reference = problem;
+    reference.out = ref(expected.data());
+    gelu_reference(reference);
+    int bad = 0;
+    for (std::size_t i = 0; i < x.size() && bad < 5; ++i) {
+      const double v = x[i], u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+      const double s = 1 / (1 + std::exp(-2 * u)), one_minus_s = 1 / (1 + std::exp(2 * u));
+      // backward: the size of gelu'(x)'s two terms, not of their sum (which crosses 0 near x = -0.75)
+      const double terms = std::abs(grad[i]) * (s + std::abs(2 * v * s * one_minus_s * 0.7978845608028654 *
+                                                               (1 + 3 * 0.044715 * v * v)));
+      const double scale = backward ? terms : std::abs(expected[i]);
+      const double bound = 0x1p-20 * (1 + 4 * std::abs(u) * one_minus_s) * scale +
+                           0x1p-40 * std::abs(v) * (backward ? std::abs(grad[i]) : 1) + 1e-37;
+      if (!(std::abs(double(out[i]) - expected[i]) <= bound)) {
+        ADD_FAILURE() << "x = " << x[i] << ": " << out[i] << ", reference " << expected[i];
+        ++bad;
+      }
+    }
+  }
+  float nan = std::nanf(""), out = 0, one = 1;
+  const std::int64_t n1[] = {1};
+  const auto one_ref = [&](float* data) { return TensorRef::contiguous(data, DType::f32, n1, Device::cpu()); };
+  plain.prepare({false, one_ref(&out), one_ref(&nan), {}})(nullptr);
+  EXPECT_TRUE(std::isnan(out));
+  plain.prepare({true, one_ref(&out), one_ref(&nan), one_ref(&one)})(nullptr);
+  EXPECT_TRUE(std::isnan(out));
+}
+
 // A feed-forward block's step, f32 and bf16: judged step by step, a wrong GELU named.
 TEST(Backward, FeedForwardStepIsJudged) {
   const MatmulVariant& matmul = variant_named(cpu_matmul_variants(), "microkernel");
