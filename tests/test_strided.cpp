@@ -226,11 +226,18 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
   const Tensor row = random_tensor({side + 16}, DType::f32, 9);
   const Tensor wide = random_tensor({side / 4, 4 * side + 37}, DType::f32, 10);  // ::2 of it: past the threshold
   const Tensor wide64 = random_tensor({side / 4, 2 * side + 19}, DType::f64, 11);
+  // Tall and skinny: fewer dst rows than a block is long, so blocks take more src rows.
+  const Tensor tall = random_tensor({side * side / 64 + 16, 64}, DType::f32, 12);
+  const Tensor tall_odd = random_tensor({side * side / 40 + 5, 40}, DType::f32, 13);
+  const Tensor tall64 = random_tensor({side * side / 48 + 8, 24}, DType::f64, 14);
   for (const auto& variant : kernels::cpu_strided_variants()) {
     if (variant.name != "simd" && variant.name != "blocked") continue;
     const Device cpu = Device::cpu();
     check(variant, {"large transpose", x.t()}, cpu, 16);
     check(variant, {"large transpose of narrow(1, 0, side)", x.narrow(1, 0, side).t()}, cpu, 16);
+    check(variant, {"large tall transpose", tall.t()}, cpu, 16);
+    check(variant, {"large tall transpose, 40 columns", tall_odd.t()}, cpu, 16);
+    check(variant, {"large tall f64 transpose", tall64.t()}, cpu, 8);
     check(variant, {"large split heads", heads.permute({0, 2, 1, 3})}, cpu, 16);
     check(variant, {"large expanded row", row.expand({side / 2, side + 16})}, cpu, 16);
     for (std::int64_t step : {2, 3, 16})
