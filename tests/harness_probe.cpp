@@ -4,7 +4,9 @@
 // tested end to end, the way every family uses it.
 //   probe/<variant>/f32/cpu/n=<n>/view=<view>/perm=<p0p1...>   (shape axis: m x k, only with --shapes)
 //   variants: copy (a real copy: passes), skip (unavailable), wrong (adds 1 to one element:
-//   fails validation), throws (prepare throws), explodes (the timed call throws on its 3rd call)
+//   fails validation), throws (prepare throws), explodes (the timed call throws on its 3rd call),
+//   counted (a copy that says "probe: prepared <name>" on stderr each time it is set up)
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -44,6 +46,12 @@ std::optional<Case> build(const Point& p) {
       };
     };
   }
+  if (p.variant == "counted") {
+    c.prepare = [inner = c.prepare, text = name.str()](std::span<const TensorRef> ops) {
+      std::fprintf(stderr, "probe: prepared %s\n", text.c_str());
+      return inner(ops);
+    };
+  }
   if (p.variant == "throws")
     c.prepare = [](std::span<const TensorRef>) -> kernels::Runner { throw std::runtime_error("probe: no plan"); };
   if (p.variant == "explodes") {
@@ -78,7 +86,7 @@ int main(int argc, char** argv) {
       .benches = {{.name = "probe",
                    .variants = [](Device::Kind kind) {
                      return kind == Device::Kind::cpu
-                                ? std::vector<std::string>{"copy", "skip", "wrong", "throws", "explodes"}
+                                ? std::vector<std::string>{"copy", "skip", "wrong", "throws", "explodes", "counted"}
                                 : std::vector<std::string>{};
                    },
                    .axes = {"n", "view", "perm"},

@@ -40,7 +40,7 @@ def test_every_outcome_is_reported_and_the_run_goes_on(tmp_path):
     data, _ = run(PROBE, tmp_path)
     cases = by_name(data)
     stem = "f32/cpu/n=1024/view=transpose/perm=01"
-    assert set(cases) == {f"probe/{v}/{stem}" for v in ("copy", "skip", "wrong", "throws", "explodes")}
+    assert set(cases) == {f"probe/{v}/{stem}" for v in ("copy", "skip", "wrong", "throws", "explodes", "counted")}
     assert "error_occurred" not in cases[f"probe/copy/{stem}"]
     assert cases[f"probe/copy/{stem}"]["bytes"] == 2 * 1024 * 4
     messages = {v: cases[f"probe/{v}/{stem}"]["error_message"] for v in ("skip", "wrong", "throws", "explodes")}
@@ -48,6 +48,38 @@ def test_every_outcome_is_reported_and_the_run_goes_on(tmp_path):
     assert messages["wrong"] == "failed: wrong: dst: 1 of 1024 elements differ (element 512)"
     assert messages["throws"] == "failed: throws: probe: no plan"
     assert messages["explodes"] == "failed: explodes: probe: exploded in the timed loop"
+
+
+def prepares(tmp_path, *flags):
+    """Runs the `counted` and `wrong` probes at two sizes with 3 repetitions: {case: times set up}
+    from stderr, and the JSON's repetitions of each case."""
+    out = tmp_path / "out.json"
+    proc = subprocess.run([str(binary(PROBE)), "--variants=counted,wrong", "--sizes=1024,4096", *flags,
+                           "--benchmark_min_time=0.01", "--benchmark_repetitions=3", f"--benchmark_out={out}"],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    counts = {}
+    for line in proc.stderr.splitlines():
+        if line.startswith("probe: prepared "):
+            counts[line.split()[-1]] = counts.get(line.split()[-1], 0) + 1
+    runs = [b for b in json.loads(out.read_text())["benchmarks"] if b["run_type"] == "iteration"]
+    return counts, runs
+
+
+def test_a_case_is_set_up_once_for_the_calls_in_a_row_that_benchmark_makes(tmp_path):
+    # Google Benchmark calls a case's function for the warm-up, each trial of the iteration count
+    # and each repetition: without interleaving all in a row, so one set-up (and one validated
+    # run) serves them all; with it, each repetition may follow another case, which drops it.
+    counts, runs = prepares(tmp_path)
+    names = {f"probe/counted/f32/cpu/n={n}/view=transpose/perm=01" for n in (1024, 4096)}
+    assert counts == {name: 1 for name in names}
+    assert sorted(r["run_name"].rsplit("/real_time", 1)[0] for r in runs if "counted" in r["name"]) == sorted(list(names) * 3)
+    # A case that fails validation is set up again, and fails again, at every call.
+    wrong = [r for r in runs if "/wrong/" in r["name"]]
+    assert len(wrong) == 6 and all(r["error_message"].startswith("failed: wrong: dst: 1 of") for r in wrong)
+    counts, runs = prepares(tmp_path, "--benchmark_enable_random_interleaving=true")
+    assert set(counts) == names and all(1 <= k <= 3 for k in counts.values()), counts
+    assert sum(1 for r in runs if "counted" in r["name"] and "error_occurred" not in r) == 6
 
 
 def test_duplicate_axis_values_run_once(tmp_path):
