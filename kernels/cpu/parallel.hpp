@@ -10,12 +10,12 @@ namespace flopscope::kernels {
 
 // Calls chunk(begin, count) once per OpenMP thread over [0, count), every chunk but the first
 // starting at a multiple of `alignment` (pick it so that a chunk boundary is a cache-line
-// boundary: two threads then never write one line). Below `min_parallel`, one call on this
-// thread: a parallel region costs more than it saves there.
+// boundary: two threads then never write one line). Below `min_parallel`, or with one item, one
+// call on this thread: a parallel region costs more than it saves there.
 template <class ChunkFn>
 void parallel_chunks(std::size_t count, std::size_t alignment, std::size_t min_parallel, ChunkFn&& chunk) {
   const int threads = omp_get_max_threads();
-  if (threads <= 1 || count < min_parallel) {
+  if (threads <= 1 || count < std::max<std::size_t>(min_parallel, 2)) {
     chunk(std::size_t{0}, count);
     return;
   }
