@@ -51,9 +51,12 @@ def suite(tmp_path):
     def start(*args, **env) -> subprocess.Popen:
         environment = dict(os.environ, FAKE_LOG=str(log), FAKE_FIXTURES=str(FIXTURES / "run_cpu"),
                            FLOPSCOPE_CEILINGS_DIR=str(tmp_path / "ceilings"), MPLBACKEND="Agg", **env)
+        # Ctrl-C as a terminal's foreground job gets it: a shell without job control starts its
+        # background jobs (`.ci/run &` in a script) with SIGINT ignored, which Python then keeps.
         return subprocess.Popen([sys.executable, str(RUN_SUITE), "--build-dir", str(tmp_path / "build"),
                                  "--runs-dir", str(tmp_path / "runs"), *args],
-                                env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def calls() -> list[dict]:
         path = log / "calls.jsonl"
