@@ -108,23 +108,27 @@ struct PreparedCpuCase {
 };
 std::optional<PreparedCpuCase> prepared_cpu_case;
 
-void run_on_cpu(benchmark::State& state, const DeviceContext& device, const Case& c,
-                const std::vector<std::size_t>& bytes) {
-  if (!prepared_cpu_case) {
-    PreparedCpuCase prepared{.c = &c, .host = host_operands(c, bytes, true)};
-    prepared.run = c.prepare(prepared.host.refs);
-    prepared.run(nullptr);
-    if (auto mismatch = validate(c, prepared.host, bytes, prepared.counters)) {
-      fail(state, c.name.variant + ": " + *mismatch);
-      return;
-    }
-    prepared_cpu_case = std::move(prepared);
+// Sets `c` up on the CPU (operands, fill, the validated run) as prepared_cpu_case; false, with the
+// case failed, where its outputs differ from the reference's.
+bool prepare_on_cpu(benchmark::State& state, const Case& c, const std::vector<std::size_t>& bytes) {
+  PreparedCpuCase prepared{.c = &c, .host = host_operands(c, bytes, true)};
+  prepared.run = c.prepare(prepared.host.refs);
+  prepared.run(nullptr);
+  if (auto mismatch = validate(c, prepared.host, bytes, prepared.counters)) {
+    fail(state, c.name.variant + ": " + *mismatch);
+    return false;
   }
+  prepared_cpu_case = std::move(prepared);
+  return true;
+}
+
+void time_prepared_cpu_case(benchmark::State& state, const DeviceContext& device) {
+  const PreparedCpuCase& prepared = *prepared_cpu_case;
   {
     NvtxRange timed("timed");
-    time_cpu(state, prepared_cpu_case->run);
+    time_cpu(state, prepared.run);
   }
-  set_counters(state, device, c, prepared_cpu_case->counters);
+  set_counters(state, device, *prepared.c, prepared.counters);
 }
 
 #ifdef FLOPSCOPE_HAVE_CUDA
@@ -183,7 +187,9 @@ void run_on_cuda(benchmark::State& state, const DeviceContext& device, const Cas
 void run_case_body(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
   if (device.unavailable) return skip(state, *device.unavailable);
   if (c.skip) return skip(state, *c.skip);
-  if (prepared_cpu_case && prepared_cpu_case->c == &c && device.device.is_cpu()) return run_on_cpu(state, device, c, {});
+  NvtxRange range(c.name.str());
+  if (device.device.is_cpu() && prepared_cpu_case && prepared_cpu_case->c == &c)
+    return time_prepared_cpu_case(state, device);
   prepared_cpu_case.reset();
   if (device.broken)
     return fail(state, "not run: " + device.device.str() + " is unusable after an earlier error: " + *device.broken);
@@ -199,8 +205,10 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
   if (skip_if_too_large(state, device.device.is_cpu() ? device : host_device, operand_bytes + output_bytes,
                         "host memory"))
     return;
-  NvtxRange range(c.name.str());
-  if (device.device.is_cpu()) return run_on_cpu(state, device, c, bytes);
+  if (device.device.is_cpu()) {
+    if (prepare_on_cpu(state, c, bytes)) time_prepared_cpu_case(state, device);
+    return;
+  }
 #ifdef FLOPSCOPE_HAVE_CUDA
   if (skip_if_too_large(state, device, operand_bytes + 2 * device.l2_bytes, "device memory")) return;
   return run_on_cuda(state, device, c, bytes, hot);
