@@ -348,13 +348,19 @@ bool all_ranks(bool ok) {
   return value != 0;
 }
 
-// A test hook: FLOPSCOPE_COLLECTIVES_DIE=<rank>:<case number> ends that rank at the start of
-// that case (counted from 0 in registration order), as a crashed rank would.
-void maybe_die(int case_number) {
-  static const char* die = std::getenv("FLOPSCOPE_COLLECTIVES_DIE");
-  if (!die) return;
+// Test hooks: FLOPSCOPE_COLLECTIVES_DIE=<rank>:<case number> ends that rank at the start of that
+// case (counted from 0 in registration order), as a crashed rank would; _STALL=<rank>:<case>
+// makes it wait forever there, as a hung one would (the watchdog must end the run).
+bool hook_matches(const char* variable, int case_number) {
+  const char* value = std::getenv(variable);
   int rank = -1, number = -1;
-  if (std::sscanf(die, "%d:%d", &rank, &number) == 2 && rank == g_rank && number == case_number) _exit(1);
+  return value && std::sscanf(value, "%d:%d", &rank, &number) == 2 && rank == g_rank && number == case_number;
+}
+
+void maybe_die(int case_number) {
+  if (hook_matches("FLOPSCOPE_COLLECTIVES_DIE", case_number)) _exit(1);
+  if (hook_matches("FLOPSCOPE_COLLECTIVES_STALL", case_number))
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 void run_collective(benchmark::State& state, const DeviceContext& device, const Case& c, int case_number) {
