@@ -554,6 +554,17 @@ class JsonFile : public benchmark::BenchmarkReporter {
   bool started_ = false;
 };
 
+// Google Benchmark's console table without its context block (the device lines are printed
+// instead, as every bench binary does).
+class ConsoleTable : public benchmark::ConsoleReporter {
+ public:
+  using ConsoleReporter::ConsoleReporter;
+  bool ReportContext(const Context& context) override {
+    name_field_width_ = context.name_field_width;
+    return true;
+  }
+};
+
 class NullReporter : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context&) override { return true; }
@@ -619,7 +630,7 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
   if (g_rank == 0) {
     for (const auto& line : device_lines(devices)) std::fprintf(stderr, "%s: %s\n", family.binary.c_str(), line.c_str());
     std::fprintf(stderr, "%s: %d MPI ranks\n", family.binary.c_str(), g_ranks);
-    benchmark::ConsoleReporter console(benchmark::ConsoleReporter::OO_Tabular);
+    ConsoleTable console(benchmark::ConsoleReporter::OO_Tabular);
     if (out.empty()) {
       benchmark::RunSpecifiedBenchmarks(&console);
     } else {

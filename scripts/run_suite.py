@@ -19,6 +19,7 @@ import datetime
 import os
 import signal
 import socket
+import shutil
 import subprocess
 import sys
 import time
@@ -38,6 +39,7 @@ SUITES = {
         "common": ["--benchmark_repetitions=3", "--benchmark_min_time=0.1"],
         "bench_peak": [],
         "bench_copy": [],
+        "bench_collectives": ["--devices=cpu"],
         # Conversions and their f32->f32 copy baseline share the machine's noise fairly.
         "bench_convert": ["--benchmark_enable_random_interleaving=true"],
         # CPU: every variant and mode at 256 and 1024 NN, f32 and bf16 also NT and TN at 1024; at
@@ -64,6 +66,8 @@ SUITES = {
     "quick": {
         "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
         "bench_peak": ["--sizes=2^22"],
+        "bench_collectives": ["--devices=cpu", "--collectives=all_reduce,all_gather,send_recv",
+                              "--sizes=1Ki,1Mi", "--placements=out"],
         "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
         "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
         "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN",
@@ -117,13 +121,20 @@ def stop(child: subprocess.Popen) -> None:
             pass
 
 
+# bench_collectives runs under mpirun with 2 ranks (shared memory); without mpirun it runs alone
+# and every case is a named skip ("needs 2 ranks").
+LAUNCHERS = {"bench_collectives": ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                                   "--mca", "btl", "self,vader"] if shutil.which("mpirun") else []}
+
+
 def run_binary(binary: Path, args: list[str], run_dir: Path, env: dict) -> int:
     """Runs one binary into run_dir/<binary>.json (renamed into place only if it exits 0)."""
     out = run_dir / f"{binary.name}.json"
     partial = run_dir / f".{binary.name}.json.partial"
     console = run_dir / "console" / f"{binary.name}.txt"
     console.parent.mkdir(exist_ok=True)
-    cmd = [str(binary), *args, f"--benchmark_out={partial}", "--benchmark_out_format=json"]
+    cmd = [*LAUNCHERS.get(binary.name, []), str(binary), *args, f"--benchmark_out={partial}",
+           "--benchmark_out_format=json"]
     print(f"flopscope: running {' '.join(cmd[:1] + args)}", flush=True)
     with open(console, "w") as log:
         child = subprocess.Popen(cmd, stdout=log, env=env, preexec_fn=die_with_parent())
