@@ -457,10 +457,37 @@ def test_bad_input_is_one_line_exit_2(args, needle):
         ({"vocab": 100, "context": 8, "d_model": 8, "layers": 1, "heads": 1, "dropout": 0.1}, "unknown key 'dropout'"),
         ({"vocab": 100, "context": 8, "d_model": 8, "layers": 1, "heads": 1, "ffn": "relu"}, "'ffn' must be one of gelu, swiglu"),
         ({"vocab": 100, "context": 8, "d_model": 8, "heads": 1}, "missing 'layers'"),
+        ({"vocab": 100, "context": 8, "d_model": 64, "layers": 1, "heads": 8, "kv_heads": 3},
+         "kv_heads 3 does not divide heads 8"),
+        ({"vocab": 100, "context": 8, "d_model": 64, "layers": 1, "heads": 8, "experts": 4, "experts_per_token": 5},
+         "experts_per_token 5 exceeds experts 4"),
+        ({"vocab": 100, "context": 8, "d_model": 64, "layers": 1, "heads": 8, "head_dim": 0, "kv_heads": -2},
+         "kv_heads must be positive (got -2)"),
     ],
 )
 def test_bad_configs_name_the_value(tmp_path, config, needle):
     expect_error(["--config", config_file(tmp_path, config), "--seq", "1"], needle)
+
+
+def test_grouped_query_and_moe_config_keys(tmp_path):
+    # Llama-3-style GQA with Mixtral-style experts, by hand: per layer q, o d x (h hd); k, v d x (kv hd);
+    # router d x E; E experts of 3 d f; two RMSNorm weights; then the embedding, final norm, LM head.
+    d, h, kv, hd, f, E, k, V, L, B, s = 64, 8, 2, 16, 96, 4, 2, 50, 3, 2, 16
+    config = {"vocab": V, "context": 64, "d_model": d, "layers": L, "heads": h, "kv_heads": kv, "head_dim": hd,
+              "d_ff": f, "experts": E, "experts_per_token": k, "ffn": "swiglu", "norm": "rmsnorm", "bias": False,
+              "qkv_bias": True, "positions": "rope", "fused_qkv": False, "tied_embeddings": False}
+    out = account_json("--config", config_file(tmp_path, config), "--batch", B, "--seq", s)
+    attention = 2 * d * h * hd + 2 * d * kv * hd + 2 * kv * hd + h * hd  # q, k, v biases
+    dense = attention + d * E + 2 * d
+    assert out["totals"]["parameters"] == L * (dense + E * 3 * d * f) + 2 * V * d + d
+    assert out["totals"]["active_parameters"] == L * (dense + k * 3 * d * f) + 2 * V * d + d
+    T = B * s
+    forward = L * (4 * T * d * h * hd + 4 * T * d * kv * hd + 4 * B * h * s * s * hd + 2 * T * d * E
+                   + 6 * T * k * d * f) + 2 * T * d * V
+    assert out["totals"]["forward"]["pytorch_flops"] == forward
+    assert out["totals"]["backward"]["pytorch_flops"] == 2 * forward
+    assert out["model"]["kv_heads"] == kv and out["model"]["experts_per_token"] == k
+    assert out["totals"]["six_n_t"] == 6 * out["totals"]["active_parameters"] * T
 
 
 def test_not_json_config(tmp_path):

@@ -40,6 +40,7 @@ std::int64_t memory_option(const std::string& option, const std::string& text); 
 TransformerConfig preset_option(const std::string& name);  // --model NAME
 TransformerConfig read_config(const std::string& path);    // --config FILE.json
 nlohmann::json config_json(const TransformerConfig& config);
+std::string config_key_help();  // one line per --config key: name, meaning, default
 
 // What `flopscope account` accounts for: a transformer (--model, --config) or the lecture's deep
 // linear MLP (--mlp), as its layers and their sums.

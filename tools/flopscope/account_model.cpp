@@ -45,6 +45,7 @@ json layer_json(const LayerAccount& layer) {
   return {{"name", layer.name},
           {"kind", layer.kind},
           {"parameters", layer.parameters},
+          {"active_parameters", layer.active_parameters},
           {"forward", totals_json(layer.forward)},
           {"backward", totals_json(layer.backward)},
           {"activation_bytes", layer.activation_bytes},
@@ -67,11 +68,12 @@ json network_json(const Network& network) {
   out["layers"] = json::array();
   for (const auto& layer : network.layers) out["layers"].push_back(layer_json(layer));
   out["totals"] = {{"parameters", network.totals.parameters},
+                   {"active_parameters", network.totals.active_parameters},
                    {"forward", totals_json(network.totals.forward)},
                    {"backward", totals_json(network.totals.backward)},
                    {"step", totals_json(network.step())},
                    {"activation_bytes", network.totals.activation_bytes},
-                   {"six_n_t", json_count(six_n_t(network.totals.parameters, network.tokens))}};
+                   {"six_n_t", json_count(six_n_t(network.totals.active_parameters, network.tokens))}};
   return out;
 }
 
@@ -210,8 +212,12 @@ void print_network(const Network& network) {
   std::printf("(figures per layer; x: how many identical layers; total: the whole network)\n\n");
 
   const FlopTotals step = network.step();
-  const Count128 six = six_n_t(network.totals.parameters, network.tokens);
+  // 6·N·T with N the parameters a token uses (a MoE model's active ones).
+  const Count128 six = six_n_t(network.totals.active_parameters, network.tokens);
   std::printf("parameters     %s\n", format_thousands(network.totals.parameters).c_str());
+  if (network.totals.active_parameters != network.totals.parameters)
+    std::printf("  active       %s per token (the router and the chosen experts)\n",
+                format_thousands(network.totals.active_parameters).c_str());
   std::printf("step FLOPs     pytorch %s\n               full    %s\n", exact_and_short(step.pytorch_flops).c_str(),
               exact_and_short(step.flops).c_str());
   std::printf("6·N·T          %s (pytorch / 6·N·T = %.4f)\n", exact_and_short(six).c_str(),

@@ -214,7 +214,9 @@ int cmd_train(const Args& args) {
       if (!o.seq) o.seq = o.model->context;
       exact = run_flops(*o.model, *o.tokens, *o.seq);
     }
-    const std::int64_t parameters = o.params ? *o.params : transformer_parameters(*o.model);
+    // 6·N·T counts the parameters a token uses: a MoE model's active ones.
+    const std::int64_t parameters =
+        o.params ? *o.params : transformer_account(*o.model, 1, 1, DType::f32).active_parameters;
     separate();
     if (o.json) out["run"] = run_json(o, parameters, exact, peak, devices);
     else print_run(o, parameters, exact, peak, peak_text, devices);
