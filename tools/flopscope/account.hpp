@@ -39,6 +39,7 @@ std::int64_t memory_option(const std::string& option, const std::string& text); 
 
 TransformerConfig preset_option(const std::string& name);  // --model NAME
 TransformerConfig read_config(const std::string& path);    // --config FILE.json
+TransformerConfig read_hf_config(const std::string& path); // --hf-config config.json or its folder
 nlohmann::json config_json(const TransformerConfig& config);
 std::string config_key_help();  // one line per --config key: name, meaning, default
 

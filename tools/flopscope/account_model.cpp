@@ -296,6 +296,7 @@ int account_model(const Args& args) {
     const std::string option(name);
     if (name == "--model") config = preset_option(options.take_value());
     else if (name == "--config") config = read_config(options.take_value());
+    else if (name == "--hf-config") config = read_hf_config(options.take_value());
     else if (name == "--mlp") mlp = options.take_value();
     else if (name == "--batch") batch = positive_count(option, options.take_value());
     else if (name == "--seq") seq = positive_count(option, options.take_value());

@@ -58,6 +58,7 @@ TrainOptions read_train_options(const Args& args) {
     else if (name == "--step-time") o.step_seconds = seconds_option(option, options.take_value());
     else if (name == "--model") o.model = preset_option(options.take_value());
     else if (name == "--config") o.model = read_config(options.take_value());
+    else if (name == "--hf-config") o.model = read_hf_config(options.take_value());
     else if (name == "--dtype") o.dtype = dtype_option(options.take_value());
     else if (name == "--json") o.json = (options.take_flag(), true);
     else if (name == "--no-master-weights") o.master_weights = (options.take_flag(), false);
