@@ -35,7 +35,7 @@ using nlohmann::json;
 namespace {
 
 // Keys any config may hold that change no count (PretrainedConfig's own, and the usual extras).
-constexpr std::array<std::string_view, 66> kGenericKeys = {
+constexpr std::array<std::string_view, 67> kGenericKeys = {
     "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype",
     "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
     "initializer_range", "use_cache", "return_dict", "output_hidden_states", "output_attentions",
@@ -49,7 +49,7 @@ constexpr std::array<std::string_view, 66> kGenericKeys = {
     "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
     "suppress_tokens", "begin_suppress_tokens", "quantization_config", "attn_implementation",
     "_attn_implementation_autoset", "pretraining_tp", "rms_norm_eps", "rope_theta", "rope_scaling",
-    "attention_dropout", "layer_norm_eps"};
+    "attention_dropout", "layer_norm_eps", "rope_parameters"};
 
 struct ModelType {
   std::string_view name;
@@ -68,7 +68,7 @@ const std::vector<ModelType>& model_types() {
       {"llama", with(llama_read, {"attention_bias", "mlp_bias"}), {}},
       {"mistral", llama_read, {"sliding_window"}},
       {"qwen2", llama_read, {"sliding_window", "use_sliding_window", "max_window_layers", "layer_types"}},
-      {"gemma", with(llama_read, {"attention_bias", "hidden_activation"}), {}},
+      {"gemma", with(llama_read, {"attention_bias", "hidden_activation"}), {"use_bidirectional_attention"}},
       {"mixtral", with(llama_read, {"num_local_experts", "num_experts_per_tok"}),
        {"sliding_window", "output_router_logits", "router_aux_loss_coef", "router_jitter_noise"}},
       {"gpt2",
