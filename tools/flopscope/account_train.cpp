@@ -222,6 +222,8 @@ int cmd_train(const Args& args) {
     if (o.json) out["run"] = run_json(o, parameters, exact, peak, devices);
     else print_run(o, parameters, exact, peak, peak_text, devices);
   }
+  // Data-parallel communication per step (account_comm.cpp, the collectives workstream) is
+  // reported here, between the run's FLOPs and its memory.
   if (o.memory) {
     const LargestModel largest = largest_trainable_model(*o.memory, o.dtype, o.optimizer, o.master_weights);
     separate();
