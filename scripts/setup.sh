@@ -47,6 +47,14 @@ if [[ ! -f $stamp ]] || ! cmp -s analysis/requirements.txt "$stamp"; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e analysis
   cp analysis/requirements.txt "$stamp"
 fi
+# torch + transformers for the PyTorch reference tests (3.0 GB from PyPI with the nvidia-* wheels,
+# ~4.5 min); FLOPSCOPE_NO_TORCH=1 skips them.
+torch_stamp=.venv/.flopscope-requirements-torch
+if [[ -z ${FLOPSCOPE_NO_TORCH:-} ]] && { [[ ! -f $torch_stamp ]] || ! cmp -s analysis/requirements-torch.txt "$torch_stamp"; }; then
+  echo "flopscope setup: installing torch and transformers into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r analysis/requirements-torch.txt
+  cp analysis/requirements-torch.txt "$torch_stamp"
+fi
 
 build=${FLOPSCOPE_BUILD_DIR:-build}
 jobs=${FLOPSCOPE_JOBS:-$(nproc)}

@@ -274,6 +274,50 @@ TEST(Transformer, StepFlopsAgainstTheClosedForm) {
   }
 }
 
+TEST(Transformer, LlamaMistralMixtralMatchTheirCheckpoints) {
+  // The checkpoints' safetensors total_size / 2 bytes (bf16); Mixtral's active count by hand:
+  // 32 (attention 41,943,040 + router 32,768 + 2 experts x 176,160,768 + norms 8,192) + 2 x
+  // 131,072,000 + 4,096.
+  EXPECT_EQ(transformer_parameters(*find_preset("llama-2-7b")), 6'738'415'616);
+  EXPECT_EQ(transformer_parameters(*find_preset("llama-3-8b")), 8'030'261'248);
+  EXPECT_EQ(transformer_parameters(*find_preset("mistral-7b")), 7'241'732'096);
+  const ModelAccount mixtral = transformer_account(*find_preset("mixtral-8x7b"), 1, 1, DType::bf16);
+  EXPECT_EQ(mixtral.parameters, 46'702'792'704);
+  EXPECT_EQ(mixtral.active_parameters, 12'879'925'248);
+  const ModelAccount llama = transformer_account(*find_preset("llama-3-8b"), 1, 1, DType::bf16);
+  EXPECT_EQ(llama.active_parameters, llama.parameters);
+}
+
+TEST(Transformer, GroupedQueryAndMoeFlopsAgainstTheClosedForm) {
+  // Forward, PyTorch convention, per layer: q and o 2T·d·(h·hd), k and v 2T·d·(kv·hd), scores and
+  // context 2·2·B·h·s²·hd over all query heads, FFN: router 2T·d·E and 3 matmuls over T·k rows;
+  // then the LM head. Backward: twice (every linear computes dX and dW; four bmm's).
+  for (const std::int64_t kv : {1, 2, 8}) {
+    for (const std::int64_t experts : {0, 4}) {
+      const std::int64_t B = 2, s = 16, T = B * s, d = 64, h = 8, hd = 16, f = 96, V = 50, L = 3, k = 2;
+      TransformerConfig c{.name = "gqa", .vocab = V, .context = 64, .d_model = d, .layers = L, .heads = h, .d_ff = f,
+                          .tied_embeddings = false, .ffn = FfnKind::swiglu, .norm = NormKind::rms_norm,
+                          .bias = false, .positions = PositionKind::rope, .fused_qkv = false,
+                          .layout = WeightLayout::out_in, .kv_heads = kv, .head_dim = hd};
+      if (experts) c.experts = experts, c.experts_per_token = k;
+      const ModelAccount model = transformer_account(c, B, s, DType::bf16);
+      const Count128 ffn = experts ? 2 * T * d * experts + 3 * 2 * T * k * d * f : 3 * 2 * T * d * f;
+      const Count128 layer = 2 * 2 * T * d * h * hd + 2 * 2 * T * d * kv * hd + 2 * 2 * B * h * s * s * hd + ffn;
+      const Count128 forward = L * layer + 2 * T * d * V;
+      EXPECT_EQ(model.forward.pytorch_flops, forward) << kv << " " << experts;
+      EXPECT_EQ(model.backward.pytorch_flops, 2 * forward) << kv << " " << experts;
+      EXPECT_GT(model.forward.flops, model.forward.pytorch_flops);
+      const std::int64_t attention = 2 * d * h * hd + 2 * d * kv * hd, expert = 3 * d * f;
+      const std::int64_t norms = 2 * d;
+      const std::int64_t total = experts ? attention + d * experts + experts * expert + norms : attention + expert + norms;
+      const std::int64_t active = experts ? attention + d * experts + k * expert + norms : total;
+      EXPECT_EQ(model.parameters, L * total + 2 * V * d + d);
+      EXPECT_EQ(model.active_parameters, L * active + 2 * V * d + d);
+      for (const auto& each : model.layers) expect_pytorch_is_matmuls(each);
+    }
+  }
+}
+
 TEST(Transformer, ACounterOpenAroundTheAccountSeesEveryOp) {
   const TransformerConfig tiny{.name = "tiny", .vocab = 64, .context = 16, .d_model = 32, .layers = 2, .heads = 4,
                                .d_ff = 128};
@@ -319,6 +363,21 @@ TEST(Transformer, BadConfigsAreErrorsNamingTheValue) {
   EXPECT_EQ(error_of([&] { c.validate(); }), "gpt2-small: d_model must be positive (got -768)");
   EXPECT_EQ(error_of([] { transformer_account(*find_preset("gpt2-small"), 1, 2048, DType::bf16); }),
             "seq 2048 exceeds the model's context 1024");
+  c = *find_preset("llama-3-8b");
+  c.kv_heads = 5;
+  EXPECT_EQ(error_of([&] { c.validate(); }), "llama-3-8b: kv_heads 5 does not divide heads 32");
+  c = *find_preset("mixtral-8x7b");
+  c.experts_per_token = 9;
+  EXPECT_EQ(error_of([&] { c.validate(); }), "mixtral-8x7b: experts_per_token 9 exceeds experts 8");
+  c.experts_per_token = 0;
+  EXPECT_EQ(error_of([&] { c.validate(); }), "mixtral-8x7b: experts_per_token must be positive (got 0)");
+  c = *find_preset("llama-3-8b");
+  c.heads = 24;
+  c.kv_heads = 8;
+  c.head_dim = 128;  // heads x head_dim need not be d_model (Gemma's 7B: 16 x 256 on 3072)
+  EXPECT_NO_THROW(c.validate());
+  c.head_dim = -1;
+  EXPECT_EQ(error_of([&] { c.validate(); }), "llama-3-8b: head_dim must be positive (got -1)");
   // d_model 2^32: a weight of d² = 2^64 elements overflows, an error rather than a wrap.
   const TransformerConfig huge{.name = "huge", .vocab = 2, .context = 1, .d_model = std::int64_t{1} << 32,
                                .layers = 1, .heads = 1, .d_ff = 1};

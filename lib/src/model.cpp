@@ -27,8 +27,8 @@ std::string_view name_of(Kind kind, const std::array<std::pair<std::string_view,
   return "?";
 }
 
-constexpr std::array<std::pair<std::string_view, FfnKind>, 2> kFfnNames = {{{"gelu", FfnKind::gelu},
-                                                                          {"swiglu", FfnKind::swiglu}}};
+constexpr std::array<std::pair<std::string_view, FfnKind>, 3> kFfnNames = {
+    {{"gelu", FfnKind::gelu}, {"swiglu", FfnKind::swiglu}, {"geglu", FfnKind::geglu}}};
 constexpr std::array<std::pair<std::string_view, NormKind>, 2> kNormNames = {
     {{"layernorm", NormKind::layer_norm}, {"rmsnorm", NormKind::rms_norm}}};
 constexpr std::array<std::pair<std::string_view, PositionKind>, 3> kPositionNames = {
@@ -76,6 +76,8 @@ class LayerBuilder {
   void parameters(std::int64_t count) {
     account_.parameters = checked_add(account_.parameters, count, "parameter count");
   }
+  // Parameters one token uses, where fewer than all (a MoE layer).
+  void active_parameters(std::int64_t count) { active_ = count; }
 
   void save(std::string name, std::int64_t elements, DType dtype) {
     const std::int64_t bytes = checked_bytes(elements, dtype_size(dtype), "activation bytes");
@@ -139,6 +141,7 @@ class LayerBuilder {
     account_.forward = counter_.totals(Pass::forward);
     account_.backward = counter_.totals(Pass::backward);
     account_.ops = counter_.records();
+    account_.active_parameters = active_.value_or(account_.parameters);
     for (const auto& record : account_.ops)
       account_.matmuls.insert(account_.matmuls.end(), record.matmuls.begin(), record.matmuls.end());
     return std::move(account_);
@@ -150,6 +153,7 @@ class LayerBuilder {
   ModuleScope module_;
   DType dtype_;
   LayerAccount account_;
+  std::optional<std::int64_t> active_;
 };
 
 }  // namespace
@@ -158,6 +162,7 @@ LayerTotals sum_layers(std::span<const LayerAccount> layers) {
   LayerTotals totals;
   for (const auto& layer : layers) {
     totals.parameters = checked_add(totals.parameters, layer.parameters, "parameter count");
+    totals.active_parameters = checked_add(totals.active_parameters, layer.active_parameters, "parameter count");
     totals.forward += layer.forward;
     totals.backward += layer.backward;
     totals.activation_bytes = checked_add(totals.activation_bytes, layer.activation_bytes, "activation bytes");
@@ -222,11 +227,11 @@ LayerAccount ffn_layer(std::string_view name, const FfnSpec& spec, std::int64_t 
     layer.linear("w1", up, rows);
     layer.linear("w3", up, rows);
     layer.elementwise(ElementwiseKind::grad_accumulate, rows, d);  // x feeds w1 and w3
-    layer.elementwise(ElementwiseKind::silu, rows, f);
+    layer.elementwise(spec.kind == FfnKind::geglu ? ElementwiseKind::gelu_tanh : ElementwiseKind::silu, rows, f);
     layer.elementwise(ElementwiseKind::mul, rows, f);
     layer.linear("w2", down, rows);
-    layer.save("w1 output (SiLU input)", hidden);
-    layer.save("SiLU output (gate)", hidden);
+    layer.save("w1 output (activation input)", hidden);
+    layer.save("activation output (gate)", hidden);
     layer.save("w3 output", hidden);
     layer.save("gate · w3 output (w2 input)", hidden);
   }
@@ -240,29 +245,49 @@ LayerAccount attention_layer(std::string_view name, const AttentionSpec& spec, s
   require_positive("seq", seq);
   require_positive("d_model", spec.d_model);
   require_positive("heads", spec.heads);
-  if (spec.d_model % spec.heads != 0)
+  if (spec.head_dim < 0) throw std::invalid_argument("head_dim must be positive (got " + std::to_string(spec.head_dim) + ")");
+  if (spec.kv_heads < 0) throw std::invalid_argument("kv_heads must be positive (got " + std::to_string(spec.kv_heads) + ")");
+  if (spec.head_dim == 0 && spec.d_model % spec.heads != 0)
     throw std::invalid_argument("heads " + std::to_string(spec.heads) + " does not divide d_model " +
                                 std::to_string(spec.d_model));
-  const std::int64_t d = spec.d_model, head_dim = d / spec.heads;
+  const std::int64_t kv_heads = spec.kv_heads ? spec.kv_heads : spec.heads;
+  if (spec.heads % kv_heads != 0)
+    throw std::invalid_argument("kv_heads " + std::to_string(kv_heads) + " does not divide heads " +
+                                std::to_string(spec.heads));
+  const std::int64_t d = spec.d_model, head_dim = spec.head_dim ? spec.head_dim : d / spec.heads;
+  const std::int64_t q_width = product(spec.heads, head_dim, "q width"), kv_width = product(kv_heads, head_dim, "kv width");
   const std::int64_t rows = product(batch, seq, "tokens");
   const std::int64_t bh = product(batch, spec.heads, "batch x heads"), score_rows = product(bh, seq, "score rows");
-  const std::int64_t model_width = product(rows, d, "activations");
+  const std::int64_t model_width = product(rows, d, "activations"), q_elements = product(rows, q_width, "activations");
+  const std::int64_t kv_elements = product(rows, kv_width, "activations");
+  const bool qkv_bias = spec.qkv_bias.value_or(spec.bias), out_bias = spec.out_bias.value_or(spec.bias);
   LayerBuilder layer(name, "attention", dtype);
-  const LinearSpec projection{.in = d, .out = d, .bias = spec.bias, .input_grad = true, .layout = spec.layout};
+  auto projection = [&](std::int64_t in, std::int64_t out, bool bias) {
+    return LinearSpec{.in = in, .out = out, .bias = bias, .input_grad = true, .layout = spec.layout};
+  };
 
   layer.save("input (q, k, v projections)", model_width);
   if (spec.fused_qkv) {
-    layer.linear("qkv", {.in = d, .out = 3 * d, .bias = spec.bias, .input_grad = true, .layout = spec.layout}, rows);
+    const std::int64_t qkv_width = checked_add(q_width, product(2, kv_width, "kv width"), "qkv width");
+    layer.linear("qkv", projection(d, qkv_width, qkv_bias), rows);
   } else {
-    for (const char* what : {"q", "k", "v"}) layer.linear(what, projection, rows);
+    layer.linear("q", projection(d, q_width, qkv_bias), rows);
+    layer.linear("k", projection(d, kv_width, qkv_bias), rows);
+    layer.linear("v", projection(d, kv_width, qkv_bias), rows);
     layer.elementwise(ElementwiseKind::grad_accumulate, rows, d);  // x feeds q, k and v: two sums
     layer.elementwise(ElementwiseKind::grad_accumulate, rows, d);
   }
   if (spec.positions == PositionKind::rope) {
-    layer.elementwise(ElementwiseKind::rope, rows, d);  // q
-    layer.elementwise(ElementwiseKind::rope, rows, d);  // k
+    layer.elementwise(ElementwiseKind::rope, rows, q_width);   // q
+    layer.elementwise(ElementwiseKind::rope, rows, kv_width);  // k
   }
-  layer.save("q, k, v", product(3, model_width, "activations"));
+  if (kv_heads != spec.heads) {
+    // k and v repeated to every query head: their gradients summed over each group.
+    const std::int64_t repeats = spec.heads / kv_heads - 1;
+    for (int i = 0; i < 2; ++i)
+      layer.elementwise(ElementwiseKind::grad_accumulate, rows, product(kv_width, repeats, "kv width"));
+  }
+  layer.save("q, k, v", checked_add(q_elements, product(2, kv_elements, "activations"), "activations"));
 
   if (spec.kind == AttentionKind::math) {
     // scores = q·kᵀ; p = softmax(mask(scores / sqrt(d_head))); context = p·v.
@@ -309,12 +334,71 @@ LayerAccount attention_layer(std::string_view name, const AttentionSpec& spec, s
                         {"context", MatmulRole::backward_input, MatmulLayout::TN, bh, seq, head_dim, seq},
                         {"scores", MatmulRole::backward_input, MatmulLayout::NN, bh, seq, head_dim, seq},
                         {"scores", MatmulRole::backward_input, MatmulLayout::TN, bh, seq, head_dim, seq}}});
-    layer.save("attention output", model_width);
+    layer.save("attention output", q_elements);
     layer.save("logsumexp (f32)", score_rows, DType::f32);
   }
-  layer.linear("proj", projection, rows);
-  layer.save("merged heads (proj input)", model_width);
+  layer.linear("proj", projection(q_width, d, out_bias), rows);
+  layer.save("merged heads (proj input)", q_elements);
   if (spec.residual) layer.residual(rows, d);
+  return layer.finish();
+}
+
+LayerAccount moe_layer(std::string_view name, const MoeSpec& spec, std::int64_t rows, DType dtype) {
+  require_positive("rows", rows);
+  require_positive("d_model", spec.expert.d_model);
+  require_positive("d_ff", spec.expert.d_ff);
+  require_positive("experts", spec.experts);
+  require_positive("experts_per_token", spec.experts_per_token);
+  if (spec.experts_per_token > spec.experts)
+    throw std::invalid_argument("experts_per_token " + std::to_string(spec.experts_per_token) + " exceeds experts " +
+                                std::to_string(spec.experts));
+  const std::int64_t d = spec.expert.d_model, f = spec.expert.d_ff, k = spec.experts_per_token;
+  const std::int64_t routed = product(rows, k, "routed rows");  // token-expert pairs
+  LayerBuilder layer(name, "moe", dtype);
+  layer.save("input (router)", product(rows, d, "activations"));
+  layer.linear("router", {.in = d, .out = spec.experts, .bias = false, .input_grad = true, .layout = spec.expert.layout},
+               rows);
+  layer.elementwise(ElementwiseKind::softmax, rows, spec.experts);  // in f32, as Mixtral
+  layer.save("router probabilities (f32)", product(rows, spec.experts, "activations"), DType::f32);
+  layer.elementwise(ElementwiseKind::mul, rows, k);  // the chosen weights renormalized (a division each)
+  layer.save_int64("chosen experts", routed);
+  // The experts' linear layers over all routed rows: rows_e summed over experts is rows·k.
+  const std::int64_t width = product(routed, d, "activations"), hidden = product(routed, f, "activations");
+  const LinearSpec up{.in = d, .out = f, .bias = spec.expert.bias, .input_grad = true, .layout = spec.expert.layout};
+  const LinearSpec down{.in = f, .out = d, .bias = spec.expert.bias, .input_grad = true, .layout = spec.expert.layout};
+  const bool gated = spec.expert.kind != FfnKind::gelu;
+  layer.save("routed input", width);
+  layer.linear("experts.w1", up, routed);
+  if (gated) {
+    layer.linear("experts.w3", up, routed);
+    layer.elementwise(ElementwiseKind::grad_accumulate, routed, d);
+    layer.elementwise(spec.expert.kind == FfnKind::geglu ? ElementwiseKind::gelu_tanh : ElementwiseKind::silu, routed,
+                      f);
+    layer.elementwise(ElementwiseKind::mul, routed, f);
+    layer.save("w1 output (activation input)", hidden);
+    layer.save("activation output (gate)", hidden);
+    layer.save("w3 output", hidden);
+    layer.save("gate · w3 output (w2 input)", hidden);
+  } else {
+    layer.elementwise(ElementwiseKind::gelu_tanh, routed, f);
+    layer.save("w1 output (GELU input)", hidden);
+    layer.save("GELU output (w2 input)", hidden);
+  }
+  layer.linear("experts.w2", down, routed);
+  // Each expert's output times its weight, summed into the token's output; x's gradient summed
+  // from the router and its k experts.
+  layer.elementwise(ElementwiseKind::mul, routed, d);
+  layer.save("expert outputs", width);
+  layer.save("routing weights", routed);
+  layer.elementwise(ElementwiseKind::add, routed, d);
+  for (std::int64_t i = 0; i < k; ++i) layer.elementwise(ElementwiseKind::grad_accumulate, rows, d);
+  if (spec.expert.residual) layer.residual(rows, d);
+  // The parameters: linear() counted one expert's once; there are `experts` of them.
+  const std::int64_t router = product(d, spec.experts, "router parameters");
+  std::int64_t one_expert = product(product(gated ? 3 : 2, d, "expert parameters"), f, "expert parameters");
+  if (spec.expert.bias) one_expert = checked_add(one_expert, checked_add(product(gated ? 2 : 1, f, "expert parameters"), d, "expert parameters"), "expert parameters");
+  layer.parameters(product(one_expert, spec.experts - 1, "expert parameters"));
+  layer.active_parameters(checked_add(router, product(one_expert, k, "expert parameters"), "expert parameters"));
   return layer.finish();
 }
 
@@ -332,7 +416,8 @@ LayerAccount norm_layer(std::string_view name, NormKind kind, std::int64_t d_mod
 }
 
 LayerAccount embedding_layer(std::string_view name, std::int64_t vocab, std::int64_t d_model, PositionKind positions,
-                             std::int64_t context, std::int64_t batch, std::int64_t seq, DType dtype) {
+                             std::int64_t context, std::int64_t batch, std::int64_t seq, DType dtype,
+                             bool scaled) {
   require_positive("vocab", vocab);
   require_positive("d_model", d_model);
   require_positive("batch", batch);
@@ -342,6 +427,7 @@ LayerAccount embedding_layer(std::string_view name, std::int64_t vocab, std::int
   layer.parameters(product(vocab, d_model, "embedding parameters"));
   layer.elementwise(ElementwiseKind::embedding, rows, d_model);  // tokens
   layer.save_int64("token ids", rows);
+  if (scaled) layer.elementwise(ElementwiseKind::scale, rows, d_model);  // x sqrt(d_model)
   if (positions == PositionKind::learned) {
     require_positive("context", context);
     layer.parameters(product(context, d_model, "position embedding parameters"));
@@ -383,9 +469,24 @@ void TransformerConfig::validate() const {
   positive("layers", layers);
   positive("heads", heads);
   positive("d_ff", d_ff);
-  if (d_model % heads != 0)
+  if (head_dim < 0) positive("head_dim", head_dim);
+  if (kv_heads < 0) positive("kv_heads", kv_heads);
+  if (head_dim == 0 && d_model % heads != 0)
     throw std::invalid_argument(prefix + "heads " + std::to_string(heads) + " does not divide d_model " +
                                 std::to_string(d_model));
+  if (heads % key_value_heads() != 0)
+    throw std::invalid_argument(prefix + "kv_heads " + std::to_string(kv_heads) + " does not divide heads " +
+                                std::to_string(heads));
+  if (experts < 0) positive("experts", experts);
+  if (moe()) {
+    positive("experts_per_token", experts_per_token);
+    if (experts_per_token > experts)
+      throw std::invalid_argument(prefix + "experts_per_token " + std::to_string(experts_per_token) +
+                                  " exceeds experts " + std::to_string(experts));
+  } else if (experts_per_token > 1) {
+    throw std::invalid_argument(prefix + "experts_per_token " + std::to_string(experts_per_token) +
+                                " needs experts > 1 (got " + std::to_string(experts) + ")");
+  }
 }
 
 namespace {
@@ -402,6 +503,11 @@ namespace {
 // 1's (cs336_basics BasicsTransformerLM): RMSNorm, SwiGLU, RoPE, no biases, q/k/v/output
 // projections apart, LM head untied, weights stored (out, in). The context length is varied in
 // the assignment; 1024 here is the preset's limit (--seq picks the length).
+// Llama, Mistral, Mixtral: their Hugging Face config.json (meta-llama/Llama-2-7b-hf,
+// meta-llama/Meta-Llama-3-8B, mistralai/Mistral-7B-v0.1, mistralai/Mixtral-8x7B-v0.1): RMSNorm,
+// SwiGLU, RoPE, no biases, q/k/v/o apart, untied LM head, max_position_embeddings as context. Their
+// parameter counts, from the checkpoints' safetensors (total_size / 2 bytes): 6,738,415,616,
+// 8,030,261,248, 7,241,732,096 and 46,702,792,704 (12,879,925,248 active per token).
 TransformerConfig gpt2(std::string name, std::int64_t d_model, std::int64_t layers, std::int64_t heads) {
   return {.name = std::move(name), .vocab = 50257, .context = 1024, .d_model = d_model, .layers = layers,
           .heads = heads, .d_ff = 4 * d_model, .tied_embeddings = true, .ffn = FfnKind::gelu,
@@ -419,11 +525,25 @@ TransformerConfig cs336(std::string name, std::int64_t d_model, std::int64_t lay
                     "SwiGLU, RoPE, no biases, untied LM head)"};
 }
 
+TransformerConfig llama(std::string name, std::int64_t vocab, std::int64_t context, std::int64_t d_ff,
+                        std::int64_t kv_heads, std::string source, std::int64_t experts = 0,
+                        std::int64_t experts_per_token = 0) {
+  return {.name = std::move(name), .vocab = vocab, .context = context, .d_model = 4096, .layers = 32, .heads = 32,
+          .d_ff = d_ff, .tied_embeddings = false, .ffn = FfnKind::swiglu, .norm = NormKind::rms_norm, .bias = false,
+          .positions = PositionKind::rope, .fused_qkv = false, .attention = AttentionKind::math,
+          .layout = WeightLayout::out_in, .source = std::move(source), .kv_heads = kv_heads,
+          .experts = experts, .experts_per_token = experts_per_token};
+}
+
 const std::vector<TransformerConfig>& presets() {
   static const std::vector<TransformerConfig> table = {
       gpt2("gpt2-small", 768, 12, 12),     gpt2("gpt2-medium", 1024, 24, 16), gpt2("gpt2-large", 1280, 36, 20),
       gpt2("gpt2-xl", 1600, 48, 25),       cs336("cs336-small", 768, 12, 12), cs336("cs336-medium", 1024, 24, 16),
       cs336("cs336-large", 1280, 36, 20),  cs336("cs336-xl", 1600, 48, 25),   cs336("cs336-2.7b", 2560, 32, 32),
+      llama("llama-2-7b", 32000, 4096, 11008, 32, "meta-llama/Llama-2-7b-hf config.json"),
+      llama("llama-3-8b", 128256, 8192, 14336, 8, "meta-llama/Meta-Llama-3-8B config.json"),
+      llama("mistral-7b", 32000, 32768, 14336, 8, "mistralai/Mistral-7B-v0.1 config.json"),
+      llama("mixtral-8x7b", 32000, 32768, 14336, 8, "mistralai/Mixtral-8x7B-v0.1 config.json", 8, 2),
   };
   return table;
 }
@@ -455,22 +575,27 @@ ModelAccount transformer_account(const TransformerConfig& config, std::int64_t b
   const std::int64_t rows = product(batch, seq, "tokens");
   const AttentionSpec attention{.d_model = config.d_model, .heads = config.heads, .bias = config.bias,
                                 .fused_qkv = config.fused_qkv, .positions = config.positions,
-                                .kind = config.attention, .layout = config.layout, .residual = true};
-  const FfnSpec ffn{.d_model = config.d_model, .d_ff = config.d_ff, .kind = config.ffn, .bias = config.bias,
-                    .layout = config.layout, .residual = true};
+                                .kind = config.attention, .layout = config.layout, .residual = true,
+                                .kv_heads = config.kv_heads, .head_dim = config.head_dim,
+                                .qkv_bias = config.qkv_bias, .out_bias = config.out_bias};
+  const FfnSpec ffn{.d_model = config.d_model, .d_ff = config.d_ff, .kind = config.ffn,
+                    .bias = config.mlp_bias.value_or(config.bias), .layout = config.layout, .residual = true};
+  const MoeSpec moe{.expert = ffn, .experts = config.experts, .experts_per_token = config.experts_per_token};
   model.layers.push_back(embedding_layer("embedding", config.vocab, config.d_model, config.positions, config.context,
-                                         batch, seq, dtype));
+                                         batch, seq, dtype, config.scaled_embedding));
   for (std::int64_t i = 0; i < config.layers; ++i) {
     const std::string block = "h." + std::to_string(i) + ".";
     model.layers.push_back(norm_layer(block + "ln_1", config.norm, config.d_model, rows, dtype));
     model.layers.push_back(attention_layer(block + "attn", attention, batch, seq, dtype));
     model.layers.push_back(norm_layer(block + "ln_2", config.norm, config.d_model, rows, dtype));
-    model.layers.push_back(ffn_layer(block + "mlp", ffn, rows, dtype));
+    model.layers.push_back(config.moe() ? moe_layer(block + "mlp", moe, rows, dtype)
+                                        : ffn_layer(block + "mlp", ffn, rows, dtype));
   }
   model.layers.push_back(norm_layer("ln_f", config.norm, config.d_model, rows, dtype));
   model.layers.push_back(lm_head_layer("lm_head", config.vocab, config.d_model, config.tied_embeddings, rows, dtype));
   const LayerTotals totals = sum_layers(model.layers);
   model.parameters = totals.parameters;
+  model.active_parameters = totals.active_parameters;
   model.forward = totals.forward;
   model.backward = totals.backward;
   model.activation_bytes = totals.activation_bytes;

@@ -457,10 +457,37 @@ def test_bad_input_is_one_line_exit_2(args, needle):
         ({"vocab": 100, "context": 8, "d_model": 8, "layers": 1, "heads": 1, "dropout": 0.1}, "unknown key 'dropout'"),
         ({"vocab": 100, "context": 8, "d_model": 8, "layers": 1, "heads": 1, "ffn": "relu"}, "'ffn' must be one of gelu, swiglu"),
         ({"vocab": 100, "context": 8, "d_model": 8, "heads": 1}, "missing 'layers'"),
+        ({"vocab": 100, "context": 8, "d_model": 64, "layers": 1, "heads": 8, "kv_heads": 3},
+         "kv_heads 3 does not divide heads 8"),
+        ({"vocab": 100, "context": 8, "d_model": 64, "layers": 1, "heads": 8, "experts": 4, "experts_per_token": 5},
+         "experts_per_token 5 exceeds experts 4"),
+        ({"vocab": 100, "context": 8, "d_model": 64, "layers": 1, "heads": 8, "head_dim": 0, "kv_heads": -2},
+         "kv_heads must be positive (got -2)"),
     ],
 )
 def test_bad_configs_name_the_value(tmp_path, config, needle):
     expect_error(["--config", config_file(tmp_path, config), "--seq", "1"], needle)
+
+
+def test_grouped_query_and_moe_config_keys(tmp_path):
+    # Llama-3-style GQA with Mixtral-style experts, by hand: per layer q, o d x (h hd); k, v d x (kv hd);
+    # router d x E; E experts of 3 d f; two RMSNorm weights; then the embedding, final norm, LM head.
+    d, h, kv, hd, f, E, k, V, L, B, s = 64, 8, 2, 16, 96, 4, 2, 50, 3, 2, 16
+    config = {"vocab": V, "context": 64, "d_model": d, "layers": L, "heads": h, "kv_heads": kv, "head_dim": hd,
+              "d_ff": f, "experts": E, "experts_per_token": k, "ffn": "swiglu", "norm": "rmsnorm", "bias": False,
+              "qkv_bias": True, "positions": "rope", "fused_qkv": False, "tied_embeddings": False}
+    out = account_json("--config", config_file(tmp_path, config), "--batch", B, "--seq", s)
+    attention = 2 * d * h * hd + 2 * d * kv * hd + 2 * kv * hd + h * hd  # q, k, v biases
+    dense = attention + d * E + 2 * d
+    assert out["totals"]["parameters"] == L * (dense + E * 3 * d * f) + 2 * V * d + d
+    assert out["totals"]["active_parameters"] == L * (dense + k * 3 * d * f) + 2 * V * d + d
+    T = B * s
+    forward = L * (4 * T * d * h * hd + 4 * T * d * kv * hd + 4 * B * h * s * s * hd + 2 * T * d * E
+                   + 6 * T * k * d * f) + 2 * T * d * V
+    assert out["totals"]["forward"]["pytorch_flops"] == forward
+    assert out["totals"]["backward"]["pytorch_flops"] == 2 * forward
+    assert out["model"]["kv_heads"] == kv and out["model"]["experts_per_token"] == k
+    assert out["totals"]["six_n_t"] == 6 * out["totals"]["active_parameters"] * T
 
 
 def test_not_json_config(tmp_path):
@@ -669,3 +696,60 @@ def test_mlp_matches_flop_counter_mode(dim, layers, batch):
     forward, backward, forward_modules, backward_modules = torch_counts(torch, model, lambda: model(x))
     out = account_json("--mlp", f"{dim}x{layers}", "--batch", batch)
     compare_with_torch(out, forward, backward, forward_modules, backward_modules, "final")
+
+
+# ---- --hf-config ---------------------------------------------------------------------------------
+
+# Meta-Llama-3-8B's config.json as the hub ships it; Mistral-7B-v0.1's and Mixtral-8x7B's sizes.
+LLAMA3_8B = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 128000,
+             "eos_token_id": 128001, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+             "intermediate_size": 14336, "max_position_embeddings": 8192, "model_type": "llama",
+             "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "pretraining_tp": 1,
+             "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 500000.0, "tie_word_embeddings": False,
+             "torch_dtype": "bfloat16", "transformers_version": "4.40.0.dev0", "use_cache": True,
+             "vocab_size": 128256}
+
+
+def without_attention_bias(config):
+    return {k: v for k, v in config.items() if k != "attention_bias"}  # Mistral's and Mixtral's have none
+
+
+
+@pytest.mark.parametrize(
+    "config, parameters, active",
+    [
+        (LLAMA3_8B, 8_030_261_248, 8_030_261_248),
+        ({**without_attention_bias(LLAMA3_8B), "model_type": "mistral", "vocab_size": 32000, "max_position_embeddings": 32768,
+          "sliding_window": 4096}, 7_241_732_096, 7_241_732_096),
+        ({**without_attention_bias(LLAMA3_8B), "model_type": "mixtral", "vocab_size": 32000, "num_local_experts": 8,
+          "num_experts_per_tok": 2}, 46_702_792_704, 12_879_925_248),
+        ({**LLAMA3_8B, "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000},
+         6_738_415_616, 6_738_415_616),  # Llama-2-7B
+    ],
+)
+def test_hf_config_published_parameter_counts(tmp_path, config, parameters, active):
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    out = account_json("--hf-config", tmp_path, "--seq", 4)  # a folder holding config.json
+    assert out["totals"]["parameters"] == parameters
+    assert out["totals"]["active_parameters"] == active
+
+
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"model_type": "bert"}, "'model_type' 'bert' is not one flopscope counts"),
+        ({"num_experts": 4}, "unknown key 'num_experts' for model_type llama"),
+        ({"hidden_size": None}, "missing 'hidden_size'"),
+        ({"num_hidden_layers": 0}, "'num_hidden_layers' must be positive (got 0)"),
+        ({"num_key_value_heads": 5}, "'num_key_value_heads' 5 does not divide 'num_attention_heads' 32"),
+        ({"num_attention_heads": 30, "num_key_value_heads": 30}, "'num_attention_heads' 30 does not divide 'hidden_size' 4096"),
+        ({"hidden_act": "relu"}, "'hidden_act' 'relu' has no rule"),
+        ({"model_type": "mixtral", "num_local_experts": 2, "num_experts_per_tok": 3},
+         "'num_experts_per_tok' 3 exceeds 'num_local_experts' 2"),
+        ({"model_type": "mistral"}, "unknown key 'attention_bias' for model_type mistral"),
+        ({"vocab_size": 2**70}, "'vocab_size' must be an integer"),
+    ],
+)
+def test_hf_config_bad_input_names_the_key(tmp_path, change, needle):
+    base = without_attention_bias(LLAMA3_8B) if change.get("model_type") == "mixtral" else LLAMA3_8B
+    expect_error(["--hf-config", config_file(tmp_path, {**base, **change}), "--seq", "1"], needle)

@@ -1,5 +1,7 @@
-// Shared by the parts of `flopscope account` (cmd_account.cpp: the model table and `train`;
-// account_predict.cpp: --predict): exact numbers in text and in JSON.
+// Shared by the parts of `flopscope account`: cmd_account.cpp (dispatch and help),
+// account_numbers.cpp (exact numbers, option values), account_config.cpp (--model, --config),
+// account_model.cpp (the per-layer table), account_train.cpp (`train`), account_predict.cpp
+// (--predict).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commands.hpp"
 #include "flopscope/checked.hpp"
 #include "flopscope/model.hpp"
 
@@ -21,6 +24,24 @@ std::string exact_and_short(Count128 value);
 // json reads them exactly).
 nlohmann::json json_count(Count128 value);
 std::string dump_exact(const nlohmann::json& value);
+
+// ---- option values (UsageError naming the option and the text otherwise) ----
+
+// A count as parse_count reads it or a decimal such as 1.5e12, times `unit`: an exact
+// non-negative int64.
+std::int64_t exact_count(const std::string& option, const std::string& text, std::int64_t unit = 1);
+std::int64_t positive_exact_count(const std::string& option, const std::string& text);
+double fraction_option(const std::string& option, const std::string& text);  // (0, 1]: "0.5", "50%"
+double seconds_option(const std::string& option, const std::string& text);   // "0.35s", "350ms", "350us"
+std::int64_t memory_option(const std::string& option, const std::string& text);  // "8x80GB", "640GiB"
+
+// ---- models ----
+
+TransformerConfig preset_option(const std::string& name);  // --model NAME
+TransformerConfig read_config(const std::string& path);    // --config FILE.json
+TransformerConfig read_hf_config(const std::string& path); // --hf-config config.json or its folder
+nlohmann::json config_json(const TransformerConfig& config);
+std::string config_key_help();  // one line per --config key: name, meaning, default
 
 // What `flopscope account` accounts for: a transformer (--model, --config) or the lecture's deep
 // linear MLP (--mlp), as its layers and their sums.
@@ -40,5 +61,9 @@ nlohmann::json network_json(const Network& network);
 // flopscope account --predict RUN_DIR: prints (or writes as JSON) the predicted step of `network`
 // from the run's matmul results; UsageError for a directory without any.
 int account_predict(const std::string& run_dir, const Network& network, bool json);
+
+// The subcommands: `flopscope account [options]` and `flopscope account train`.
+int account_model(const Args& args);
+int account_train(const Args& args);
 
 }  // namespace flopscope::cli

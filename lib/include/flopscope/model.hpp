@@ -35,13 +35,13 @@
 
 namespace flopscope {
 
-enum class FfnKind { gelu, swiglu };
+enum class FfnKind { gelu, swiglu, geglu };
 enum class NormKind { layer_norm, rms_norm };
 enum class PositionKind { learned, rope, none };
 enum class AttentionKind { math, fused };
 enum class WeightLayout { out_in, in_out };
 
-std::string_view ffn_kind_name(FfnKind kind);            // "gelu", "swiglu"
+std::string_view ffn_kind_name(FfnKind kind);            // "gelu", "swiglu", "geglu"
 std::string_view norm_kind_name(NormKind kind);          // "layernorm", "rmsnorm"
 std::string_view position_kind_name(PositionKind kind);  // "learned", "rope", "none"
 std::string_view attention_kind_name(AttentionKind kind);  // "math", "fused"
@@ -63,6 +63,7 @@ struct LayerAccount {
   std::string name;  // its module path: "h.0.attn"
   std::string kind;  // "linear", "attention", "ffn", "norm", "embedding", "lm_head"
   std::int64_t parameters = 0;
+  std::int64_t active_parameters = 0;  // those one token uses: all but a MoE layer's unchosen experts
   FlopTotals forward, backward;
   std::vector<SavedTensor> saved;
   std::int64_t activation_bytes = 0;  // sum of saved
@@ -72,7 +73,7 @@ struct LayerAccount {
 
 // The sums over a network's layers.
 struct LayerTotals {
-  std::int64_t parameters = 0;
+  std::int64_t parameters = 0, active_parameters = 0;
   FlopTotals forward, backward;
   std::int64_t activation_bytes = 0;
 };
@@ -100,20 +101,38 @@ struct FfnSpec {
   bool residual = true;  // x + ffn(x): the add, and the gradient of x summed from both paths
 };
 // gelu: fc (d -> d_ff), GELU (tanh), proj (d_ff -> d). swiglu: w2(silu(w1 x) · w3 x), w1 and w3
-// d -> d_ff, w2 d_ff -> d.
+// d -> d_ff, w2 d_ff -> d; geglu: the same with GELU (tanh) for SiLU (Gemma).
 LayerAccount ffn_layer(std::string_view name, const FfnSpec& spec, std::int64_t rows, DType dtype);
+
+struct MoeSpec {
+  FfnSpec expert;  // each expert's FFN (Mixtral's: swiglu, no bias)
+  std::int64_t experts = 0, experts_per_token = 0;
+};
+// Mixture of experts as Hugging Face's Mixtral computes it: a router (d -> experts, no bias),
+// softmax, the top experts_per_token of each token, their weights renormalized; each token through
+// its chosen experts, their outputs weighted and summed. Every token meets exactly
+// experts_per_token distinct experts, so the expert matmuls add up to rows·experts_per_token rows
+// whatever the routing: the count is exact. active_parameters: router + experts_per_token experts.
+LayerAccount moe_layer(std::string_view name, const MoeSpec& spec, std::int64_t rows, DType dtype);
 
 struct AttentionSpec {
   std::int64_t d_model = 0, heads = 0;
-  bool bias = true;
+  bool bias = true;  // q, k, v and the output projection, unless qkv_bias / out_bias say otherwise
   bool fused_qkv = true;  // one d -> 3d projection (GPT-2's c_attn) or three d -> d
   PositionKind positions = PositionKind::learned;  // rope rotates q and k
   AttentionKind kind = AttentionKind::math;
   WeightLayout layout = WeightLayout::out_in;
   bool residual = true;
+  std::int64_t kv_heads = 0;  // grouped-query attention: k and v heads (0: heads; 1: multi-query)
+  std::int64_t head_dim = 0;  // 0: d_model / heads
+  std::optional<bool> qkv_bias, out_bias;
 };
-// Projections, scores q·kᵀ per head, scale by 1/sqrt(d_head), causal mask, softmax, weighted sum
-// with v, output projection. heads must divide d_model.
+// Projections (q: d -> heads·head_dim, k and v: d -> kv_heads·head_dim, out: heads·head_dim -> d),
+// scores q·kᵀ per head, scale by 1/sqrt(head_dim), causal mask, softmax, weighted sum with v,
+// output projection. With kv_heads < heads each k, v head serves heads / kv_heads query heads:
+// the scores and the weighted sum are counted over all heads (Hugging Face repeats k and v before
+// the matmuls), and k's and v's gradients are summed over the group (full count). heads must
+// divide d_model unless head_dim is given; kv_heads must divide heads.
 LayerAccount attention_layer(std::string_view name, const AttentionSpec& spec, std::int64_t batch, std::int64_t seq,
                              DType dtype);
 
@@ -121,9 +140,10 @@ LayerAccount attention_layer(std::string_view name, const AttentionSpec& spec, s
 LayerAccount norm_layer(std::string_view name, NormKind kind, std::int64_t d_model, std::int64_t rows, DType dtype);
 
 // Token embedding (vocab x d) and, for PositionKind::learned, position embedding (context x d)
-// added to it.
+// added to it; scaled: times sqrt(d) (Gemma).
 LayerAccount embedding_layer(std::string_view name, std::int64_t vocab, std::int64_t d_model, PositionKind positions,
-                             std::int64_t context, std::int64_t batch, std::int64_t seq, DType dtype);
+                             std::int64_t context, std::int64_t batch, std::int64_t seq, DType dtype,
+                             bool scaled = false);
 
 // The LM head (d -> vocab, no bias, weight stored (vocab, d) as nn.Linear's and as the token
 // embedding it may share) and the cross-entropy loss (log_softmax, nll) over every position.
@@ -146,9 +166,19 @@ struct TransformerConfig {
   AttentionKind attention = AttentionKind::math;
   WeightLayout layout = WeightLayout::out_in;
   std::string source;  // where the numbers come from
+  std::int64_t kv_heads = 0;  // 0: heads (multi-head); 1: multi-query; else grouped-query
+  std::int64_t head_dim = 0;  // 0: d_model / heads
+  std::optional<bool> qkv_bias, out_bias, mlp_bias;  // unset: `bias`
+  std::int64_t experts = 0, experts_per_token = 0;    // experts > 1: a MoE FFN in every block
+  bool scaled_embedding = false;  // Gemma multiplies the embeddings by sqrt(d_model) (full count)
+
+  std::int64_t key_value_heads() const { return kv_heads ? kv_heads : heads; }
+  std::int64_t head_size() const { return head_dim ? head_dim : (heads ? d_model / heads : 0); }
+  bool moe() const { return experts > 1; }
 
   // std::invalid_argument naming the value: a size that is not positive, heads not dividing
-  // d_model.
+  // d_model (without head_dim), kv_heads not dividing heads, experts_per_token not in
+  // [1, experts].
   void validate() const;
 };
 
@@ -163,7 +193,7 @@ struct ModelAccount {
   DType dtype = DType::bf16;
   // embedding, then per block h.<i>.ln_1, h.<i>.attn, h.<i>.ln_2, h.<i>.mlp, then ln_f, lm_head.
   std::vector<LayerAccount> layers;
-  std::int64_t parameters = 0;
+  std::int64_t parameters = 0, active_parameters = 0;
   FlopTotals forward, backward;
   std::int64_t activation_bytes = 0;
   std::int64_t tokens() const { return batch * seq; }

@@ -1,0 +1,249 @@
+// flopscope account train: the arithmetic of a training run (6·N·T and the exact count, wall-clock
+// time at an MFU), the largest model whose training state fits a memory, and the MFU of a measured step.
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "account.hpp"
+#include "cli_numbers.hpp"
+#include "commands.hpp"
+#include "flopscope/accounting.hpp"
+#include "flopscope/compute_mode.hpp"
+#include "flopscope/memory.hpp"
+#include "flopscope/model.hpp"
+#include "flopscope/sizes.hpp"
+#include "flopscope/training.hpp"
+
+namespace flopscope::cli {
+
+using nlohmann::json;
+namespace {
+
+// ---- train ----
+
+struct TrainOptions {
+  std::optional<std::int64_t> params, tokens, seq, batch, memory, devices;
+  std::optional<TransformerConfig> model;
+  std::optional<double> mfu, step_seconds;
+  const GpuSpec* device = nullptr;
+  DType dtype = DType::bf16;
+  Optimizer optimizer = Optimizer::adamw;
+  bool master_weights = true;
+  bool json = false;
+};
+
+TrainOptions read_train_options(const Args& args) {
+  TrainOptions o;
+  OptionReader options(args);
+  while (!options.done()) {
+    const std::string_view name = options.name();
+    const std::string option(name);
+    if (name == "--params") o.params = positive_exact_count(option, options.take_value());
+    else if (name == "--tokens") o.tokens = positive_exact_count(option, options.take_value());
+    else if (name == "--seq") o.seq = positive_count(option, options.take_value());
+    else if (name == "--batch") o.batch = positive_count(option, options.take_value());
+    else if (name == "--devices") o.devices = positive_exact_count(option, options.take_value());
+    else if (name == "--memory") o.memory = memory_option(option, options.take_value());
+    else if (name == "--mfu") o.mfu = fraction_option(option, options.take_value());
+    else if (name == "--step-time") o.step_seconds = seconds_option(option, options.take_value());
+    else if (name == "--model") o.model = preset_option(options.take_value());
+    else if (name == "--config") o.model = read_config(options.take_value());
+    else if (name == "--hf-config") o.model = read_hf_config(options.take_value());
+    else if (name == "--dtype") o.dtype = dtype_option(options.take_value());
+    else if (name == "--json") o.json = (options.take_flag(), true);
+    else if (name == "--no-master-weights") o.master_weights = (options.take_flag(), false);
+    else if (name == "--optimizer") {
+      const std::string text = options.take_value();
+      auto parsed = parse_optimizer(text);
+      if (!parsed) throw UsageError{"--optimizer: unknown '" + text + "' (known: sgd, momentum, adam, adamw)"};
+      o.optimizer = *parsed;
+    } else if (name == "--device") {
+      const std::string text = options.take_value();
+      o.device = find_gpu_by_name(text);
+      if (!o.device) throw UsageError{"--device: unknown device '" + text + "' (known: " + gpu_name_list() + ")"};
+    } else if (name.empty()) {
+      throw UsageError{"unexpected argument '" + options.take_positional() + "'"};
+    } else {
+      options.unknown();
+    }
+  }
+  if (!o.tokens && !o.memory && !o.step_seconds)
+    throw UsageError{"train needs --tokens T (with --params N or --model), --memory 8x80GB or --step-time 0.35s"};
+  return o;
+}
+
+// The device's dense peak for the dtype's compute mode; UsageError when it has none.
+double device_peak(const TrainOptions& o, std::string* description) {
+  const std::string compute(peak_key(natural_compute_mode(o.dtype)));
+  const DevicePeaks peaks = gpu_peaks(*o.device);
+  const ComputePeak* peak = peaks.find(compute);
+  if (!peak) throw UsageError{"--device: " + std::string(o.device->name) + " has no " + compute + " peak"};
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, "%s, %s dense peak %.1f TFLOP/s (%s)", std::string(o.device->name).c_str(),
+                compute.c_str(), peak->flops_per_second / 1e12, peak->formula.c_str());
+  *description = buffer;
+  return peak->flops_per_second;
+}
+
+json run_json(const TrainOptions& o, std::int64_t parameters, std::optional<RunFlops> exact, double peak,
+              std::int64_t devices) {
+  json out = {{"parameters", parameters}, {"tokens", *o.tokens},
+              {"six_n_t", json_count(six_n_t(parameters, *o.tokens))}};
+  if (exact)
+    out["exact"] = {{"model", o.model->name}, {"seq", *o.seq}, {"pytorch_flops", json_count(exact->pytorch_flops)},
+                    {"flops", json_count(exact->flops)}, {"rounded", exact->rounded}};
+  if (peak > 0 && o.mfu) {
+    const double seconds = training_seconds(six_n_t(parameters, *o.tokens), peak, devices, *o.mfu);
+    out["device"] = {{"name", o.device->name}, {"peak_flops_per_second", peak}, {"devices", devices}, {"mfu", *o.mfu}};
+    out["seconds"] = seconds;
+    out["days"] = seconds / 86400;
+    if (exact) out["exact"]["days"] = training_seconds(exact->pytorch_flops, peak, devices, *o.mfu) / 86400;
+  }
+  return out;
+}
+
+void print_run(const TrainOptions& o, std::int64_t parameters, std::optional<RunFlops> exact, double peak,
+               const std::string& peak_text, std::int64_t devices) {
+  const Count128 six = six_n_t(parameters, *o.tokens);
+  std::printf("run: %s parameters x %s tokens\n", format_thousands(parameters).c_str(),
+              format_thousands(*o.tokens).c_str());
+  std::printf("  FLOPs 6·N·T            %s\n", exact_and_short(six).c_str());
+  if (exact) {
+    std::printf("  FLOPs exact, pytorch   %s  (%s at seq %s: with the attention term%s)\n",
+                exact_and_short(exact->pytorch_flops).c_str(), o.model->name.c_str(),
+                format_thousands(*o.seq).c_str(), exact->rounded ? "; tokens / seq rounded down" : "");
+    std::printf("  FLOPs exact, full      %s\n", exact_and_short(exact->flops).c_str());
+  }
+  if (peak > 0 && o.mfu) {
+    std::printf("  device                 %s\n", peak_text.c_str());
+    std::printf("                         x %s devices at %.1f%% MFU\n", format_thousands(devices).c_str(),
+                100 * *o.mfu);
+    const double seconds = training_seconds(six, peak, devices, *o.mfu);
+    std::printf("  wall-clock (6·N·T)     %.4g s = %.1f days\n", seconds, seconds / 86400);
+    if (exact) {
+      const double exact_seconds = training_seconds(exact->pytorch_flops, peak, devices, *o.mfu);
+      std::printf("  wall-clock (exact)     %.4g s = %.1f days\n", exact_seconds, exact_seconds / 86400);
+    }
+  } else {
+    std::printf("  (add --device h100 --mfu 0.5 [--devices N] for the wall-clock time)\n");
+  }
+}
+
+json largest_json(const LargestModel& largest, std::int64_t memory) {
+  json components = json::array();
+  for (const auto& c : largest.memory.components)
+    components.push_back({{"name", c.name}, {"dtype", dtype_name(c.dtype)}, {"bytes_per_parameter", c.bytes_per_parameter}});
+  return {{"memory_bytes", memory}, {"bytes_per_parameter", largest.bytes_per_parameter},
+          {"components", components}, {"largest_parameters", largest.parameters},
+          {"state_bytes", largest.memory.total_bytes}};
+}
+
+void print_largest(const TrainOptions& o, const LargestModel& largest) {
+  std::printf("memory: %s\n", format_bytes_both(*o.memory).c_str());
+  std::printf("training state per parameter (%s parameters, %s%s): %lld B =", std::string(dtype_name(o.dtype)).c_str(),
+              std::string(optimizer_name(o.optimizer)).c_str(),
+              dtype_size(o.dtype) < 4 ? (o.master_weights ? ", f32 master weights" : ", no master weights") : "",
+              static_cast<long long>(largest.bytes_per_parameter));
+  for (std::size_t i = 0; i < largest.memory.components.size(); ++i) {
+    const auto& c = largest.memory.components[i];
+    std::printf("%s %s %lld", i ? " +" : "", c.name.c_str(), static_cast<long long>(c.bytes_per_parameter));
+  }
+  std::printf("\nlargest model whose training state fits: %s parameters\n",
+              exact_and_short(largest.parameters).c_str());
+  std::printf("its training state: %s\n", format_bytes_both(largest.memory.total_bytes).c_str());
+  std::printf("(activations, temporary buffers and allocator fragmentation are not counted: a real run fits fewer)\n");
+}
+
+json mfu_json(const ModelAccount& model, double seconds, double peak, std::int64_t devices) {
+  const FlopTotals step = model.step();
+  const Count128 six = six_n_t(model.parameters, model.tokens());
+  return {{"model", model.config.name}, {"batch", model.batch}, {"seq", model.seq}, {"step_seconds", seconds},
+          {"devices", devices}, {"peak_flops_per_second", peak},
+          {"step_pytorch_flops", json_count(step.pytorch_flops)}, {"step_flops", json_count(step.flops)},
+          {"six_n_t", json_count(six)},
+          {"mfu", model_flops_utilization(step.pytorch_flops, seconds, peak, devices)},
+          {"mfu_full", model_flops_utilization(step.flops, seconds, peak, devices)},
+          {"mfu_six_n_t", model_flops_utilization(six, seconds, peak, devices)},
+          {"tokens_per_second", static_cast<double>(model.tokens()) / seconds}};
+}
+
+void print_mfu(const ModelAccount& model, double seconds, double peak, const std::string& peak_text,
+               std::int64_t devices) {
+  const FlopTotals step = model.step();
+  const Count128 six = six_n_t(model.parameters, model.tokens());
+  std::printf("step: %s, batch %s x seq %s = %s tokens in %.6g s on %s device%s\n", model.config.name.c_str(),
+              format_thousands(model.batch).c_str(), format_thousands(model.seq).c_str(),
+              format_thousands(model.tokens()).c_str(), seconds, format_thousands(devices).c_str(),
+              devices == 1 ? "" : "s");
+  std::printf("  device        %s\n", peak_text.c_str());
+  std::printf("  MFU           %.2f%%  (step FLOPs, pytorch convention: %s)\n",
+              100 * model_flops_utilization(step.pytorch_flops, seconds, peak, devices),
+              exact_and_short(step.pytorch_flops).c_str());
+  std::printf("  full count    %.2f%%  (%s)\n", 100 * model_flops_utilization(step.flops, seconds, peak, devices),
+              exact_and_short(step.flops).c_str());
+  std::printf("  6·N·T         %.2f%%  (%s)\n", 100 * model_flops_utilization(six, seconds, peak, devices),
+              exact_and_short(six).c_str());
+  std::printf("  throughput    %.1f tokens/s\n", static_cast<double>(model.tokens()) / seconds);
+}
+
+int cmd_train(const Args& args) {
+  TrainOptions o = read_train_options(args);
+  std::string peak_text;
+  const double peak = o.device ? device_peak(o, &peak_text) : 0;
+  const std::int64_t devices = o.devices.value_or(1);
+  json out = json::object();
+  bool printed = false;
+  auto separate = [&] {
+    if (printed && !o.json) std::printf("\n");
+    printed = true;
+  };
+  if (o.tokens) {
+    if (!o.params && !o.model) throw UsageError{"--tokens needs --params N or --model NAME / --config FILE"};
+    if (o.mfu && !o.device) throw UsageError{"--mfu needs --device (known: " + gpu_name_list() + ")"};
+    std::optional<RunFlops> exact;
+    if (o.model) {
+      if (!o.seq) o.seq = o.model->context;
+      exact = run_flops(*o.model, *o.tokens, *o.seq);
+    }
+    // 6·N·T counts the parameters a token uses: a MoE model's active ones.
+    const std::int64_t parameters =
+        o.params ? *o.params : transformer_account(*o.model, 1, 1, DType::f32).active_parameters;
+    separate();
+    if (o.json) out["run"] = run_json(o, parameters, exact, peak, devices);
+    else print_run(o, parameters, exact, peak, peak_text, devices);
+  }
+  // Data-parallel communication per step (account_comm.cpp, the collectives workstream) is
+  // reported here, between the run's FLOPs and its memory.
+  if (o.memory) {
+    const LargestModel largest = largest_trainable_model(*o.memory, o.dtype, o.optimizer, o.master_weights);
+    separate();
+    if (o.json) out["memory"] = largest_json(largest, *o.memory);
+    else print_largest(o, largest);
+  }
+  if (o.step_seconds) {
+    if (!o.model || !o.batch || !o.seq || !o.device)
+      throw UsageError{"--step-time needs --model (or --config), --batch, --seq and --device"};
+    const ModelAccount model = transformer_account(*o.model, *o.batch, *o.seq, o.dtype);
+    separate();
+    if (o.json) out["step"] = mfu_json(model, *o.step_seconds, peak, devices);
+    else print_mfu(model, *o.step_seconds, peak, peak_text, devices);
+  }
+  if (o.json) std::printf("%s\n", dump_exact(out).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int account_train(const Args& args) { return cmd_train(args); }
+
+}  // namespace flopscope::cli
