@@ -230,6 +230,12 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
   const Tensor tall = random_tensor({side * side / 64 + 16, 64}, DType::f32, 12);
   const Tensor tall_odd = random_tensor({side * side / 40 + 5, 40}, DType::f32, 13);
   const Tensor tall64 = random_tensor({side * side / 48 + 8, 24}, DType::f64, 14);
+  // 2- and 1-byte transposes on a pitch of whole lines go through strips of an L1 buffer: a last
+  // strip of fewer than 16 rows (side + 3), and, in the 3-d permute (a pitch of 32 x 33 elements,
+  // 33 columns), a strip's last columns no micro-tile wide.
+  const Tensor x16 = random_tensor({side, side + 3}, DType::bf16, 15);
+  const Tensor x8 = random_tensor({side, side + 3}, DType::f8e4m3, 16);
+  const Tensor cube16 = random_tensor({33, 32, threshold / 4000 + 3}, DType::bf16, 17);
   for (const auto& variant : kernels::cpu_strided_variants()) {
     if (variant.name != "simd" && variant.name != "blocked") continue;
     const Device cpu = Device::cpu();
@@ -238,6 +244,9 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
     check(variant, {"large tall transpose", tall.t()}, cpu, 16);
     check(variant, {"large tall transpose, 40 columns", tall_odd.t()}, cpu, 16);
     check(variant, {"large tall f64 transpose", tall64.t()}, cpu, 8);
+    check(variant, {"large bf16 transpose", x16.t()}, cpu, 32);
+    check(variant, {"large f8 transpose", x8.t()}, cpu, 64);
+    check(variant, {"large bf16 permute(2, 1, 0)", cube16.permute({2, 1, 0})}, cpu, 32);
     check(variant, {"large split heads", heads.permute({0, 2, 1, 3})}, cpu, 16);
     check(variant, {"large expanded row", row.expand({side / 2, side + 16})}, cpu, 16);
     for (std::int64_t step : {2, 3, 16})
