@@ -94,8 +94,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare_runs(load_source(args.base), load_source(args.new), args.threshold,
                           timing_gate=not args.no_timing_gate)
-    write_markdown(args.markdown, markdown_lines(result))
-    print("\n".join(text_lines(result)))
+    write_markdown(args.markdown, markdown_lines(result, full=args.full))
+    print("\n".join(text_lines(result, every=args.all)))
     return result.exit_code
 
 
@@ -114,7 +114,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from .load import load_run
 
     result = gate(load_run(args.run_dir), args.baselines, args.strict_timing, args.threshold)
-    write_markdown(args.markdown, result.markdown_lines())
+    write_markdown(args.markdown, result.markdown_lines(full=args.full))
     print("\n".join(result.text_lines()))
     return result.exit_code
 
@@ -151,7 +151,11 @@ def _add_compare_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=percent, default=0.05, metavar="PERCENT",
                    help="a slower verdict beyond this change of time is a regression (default 5%%)")
     p.add_argument("--markdown", type=Path, metavar="FILE",
-                   help="also write the summary as Markdown (a CI log, a pull request comment)")
+                   help="also write the summary as Markdown (a CI log, a pull request comment): "
+                   "regressions first, at most 60,000 characters, cut with a pointer to --full")
+    p.add_argument("--full", metavar="WHERE",
+                   help="where the full comparison is (a link to a CI artifact), named where the "
+                   "Markdown is cut")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -182,6 +186,8 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("base", metavar="BASE", type=Path, help="a run directory, JSON file or bundle")
     k.add_argument("new", metavar="NEW", type=Path, help="a run directory, JSON file or bundle")
     _add_compare_options(k)
+    k.add_argument("--all", action="store_true",
+                   help="list every case (unchanged, skipped, on one side only), not counts")
     k.add_argument("--no-timing-gate", action="store_true",
                    help="show timing but never fail on it (accounting still fails)")
     k.set_defaults(func=cmd_compare)
