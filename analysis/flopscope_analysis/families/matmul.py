@@ -20,12 +20,13 @@ from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
 from .generic import cv_cell
+from .roles import ceiling_cell
 
 # Compute modes from widest to narrowest: the order of the trade-off table.
 MODE_ORDER = ["f64", "f32", "tf32", "f16", "bf16", "f8e4m3", "f8e4m3_e5m2", "f8e5m2_e4m3", "f8e5m2"]
 
 TABLE_HEADER = ["variant", "mode", "shape", "layout", "median time", "GFLOP/s", "% peak", "% ceiling",
-                "max rel. error", "mean rel. error", "label", "cv"]
+                "max rel. error", "mean rel. error", "label", "95% CI"]
 
 TRADE_OFF_NOTE = (
     "Per shape (NN layout), the fastest variant of each compute mode that ran: its GFLOP/s, its "
@@ -81,11 +82,11 @@ def _error(case: Case, key: str) -> str:
     return f"{value:.2e}" if value is not None else fmt.MISSING
 
 
-def matmul_table(cases: list[Case]) -> list[str]:
+def matmul_table(cases: list[Case], device: Optional[Device] = None) -> list[str]:
     rows = []
     for c in sorted(cases, key=lambda c: (_mode_rank(c.name.dtype), _dims(c), _layout(c), c.name.variant)):
         rows.append([c.name.variant, c.name.dtype, _shape_key(c), _layout(c), fmt.duration(c.real_time_s),
-                     fmt.giga(c.flops_per_second), fmt.percent(c.pct_peak), fmt.percent(c.pct_ceiling),
+                     fmt.giga(c.flops_per_second), fmt.percent(c.pct_peak), ceiling_cell(c, device),
                      _error(c, "max_rel_error"), _error(c, "mean_rel_error"), _label_words(c), cv_cell(c)])
     return tables.markdown(TABLE_HEADER, rows)
 
