@@ -122,7 +122,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_history_add(args: argparse.Namespace) -> int:
     from .history import add
 
-    print(add(args.run_dir, args.history))
+    print(add(args.run_dir, args.history, overwrite=args.overwrite))
     return 0
 
 
@@ -211,6 +211,8 @@ def parser() -> argparse.ArgumentParser:
     hsub = h.add_subparsers(dest="history_command", required=True, metavar="ACTION")
     ha = hsub.add_parser("add", help="file RUN_DIR under <DIR>/<machine key>/<date>-<commit>.json")
     ha.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    ha.add_argument("--overwrite", action="store_true",
+                    help="replace an entry of the same machine, date and commit (else an error)")
     ha.set_defaults(func=cmd_history_add)
     hp = hsub.add_parser("plot", help="<OUT>/<machine key>/trend_<family>.png: each case's rate "
                                       "over the runs")
