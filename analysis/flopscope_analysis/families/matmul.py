@@ -43,10 +43,10 @@ LAYOUT_NOTE = (
     "contiguous would let the kernel be.")
 
 PLOT_CAPTION = (
-    "GFLOP/s of each variant and compute mode against the size of square matmuls (NN layout; "
-    "the x axis is n for m = n = k), log-log. Solid horizontal lines are each mode's theoretical "
-    "peak, dashed ones its measured ceiling (bench_peak), in the mode's colour. Hollow markers "
-    "are noisy cases (cv > 5%).")
+    "GFLOP/s of each variant against the size of square matmuls (NN layout; the x axis is n for "
+    "m = n = k), log-log, one panel per dtype; each variant has its own colour, line and marker "
+    "in every panel. A solid dark line is a compute mode's theoretical peak, the dashed one of the "
+    "same colour its measured ceiling (bench_peak).")
 
 
 def _dims(case: Case) -> tuple[int, int, int]:
@@ -158,37 +158,46 @@ def size_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
     lines: dict[tuple[str, str], list[Case]] = defaultdict(list)
     for c in cases:
         lines[(c.name.dtype, c.name.variant)].append(c)
-    fig, ax = plots.plt.subplots(figsize=(10, 6))
+    # one panel per dtype: a legend of its variants and its roofs, never 29 entries in one
+    modes = sorted({mode for mode, _ in lines}, key=_mode_rank)
+    cols = min(3, len(modes))
+    rows = (len(modes) + cols - 1) // cols
+    fig, axes = plots.plt.subplots(rows, cols, figsize=(5.2 * cols, 4.2 * rows), squeeze=False)
     styles = ["-", "--", "-.", ":"]
+    markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     variants = sorted({v for _, v in lines})
-    for (mode, variant), group in sorted(lines.items(), key=lambda kv: (_mode_rank(kv[0][0]), kv[0][1])):
-        group.sort(key=lambda c: _dims(c)[0])
-        color = plots.mode_color(mode)
-        ls = styles[variants.index(variant) % len(styles)]
-        xs = [_dims(c)[0] for c in group]
-        ax.plot(xs, [c.flops_per_second / 1e9 for c in group], color=color, ls=ls, lw=1.3,
-                label=f"{mode} {variant}")
-        for noisy in (False, True):
-            points = [c for c in group if c.noisy == noisy]
-            if points:
-                plots.scatter(ax, [_dims(c)[0] for c in points], [c.flops_per_second / 1e9 for c in points],
-                              color, noisy)
-    modes = {c.compute_mode for c in cases if c.compute_mode}
     peaks, ceilings = device.compute_peaks, device.compute_ceilings
-    for mode in sorted(modes):
-        if mode in peaks:
-            ax.axhline(peaks[mode]["flops_per_second"] / 1e9, color=plots.mode_color(mode), lw=2, alpha=0.5,
-                       label=f"peak {mode} {fmt.rate(peaks[mode]['flops_per_second'], 'FLOP/s')}")
-        if mode in ceilings:
-            ax.axhline(ceilings[mode] / 1e9, color=plots.mode_color(mode), lw=1.2, ls="--", alpha=0.7,
-                       label=f"measured {mode} {fmt.rate(ceilings[mode], 'FLOP/s')}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("n (m = n = k)")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Matmul GFLOP/s against size: {device.name} ({device_id})", fontsize=11)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    for index, mode in enumerate(modes):
+        ax = axes[index // cols][index % cols]
+        for (m, variant), group in sorted(lines.items()):
+            if m != mode:
+                continue
+            group.sort(key=lambda c: _dims(c)[0])
+            k = variants.index(variant)
+            color = plots.PALETTE[k % len(plots.PALETTE)]
+            ax.plot([_dims(c)[0] for c in group], [c.flops_per_second / 1e9 for c in group], color=color,
+                    ls=styles[k % len(styles)], marker=markers[k % len(markers)], lw=1.3, ms=5,
+                    mfc="none", label=variant)
+        compute = {c.compute_mode for c in cases if c.name.dtype == mode and c.compute_mode}
+        for j, cm in enumerate(sorted(compute)):
+            roof = ("black", "dimgray", "saddlebrown")[j % 3]
+            if cm in peaks:
+                ax.axhline(peaks[cm]["flops_per_second"] / 1e9, color=roof, lw=1.6, alpha=0.6,
+                           label=f"peak {cm} {fmt.rate(peaks[cm]['flops_per_second'], 'FLOP/s')}")
+            if cm in ceilings:
+                ax.axhline(ceilings[cm] / 1e9, color=roof, lw=1.1, ls=(0, (5, 2)), alpha=0.8,
+                           label=f"measured {cm} {fmt.rate(ceilings[cm], 'FLOP/s')}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n (m = n = k, elements)")
+        ax.set_ylabel("achieved (GFLOP/s)")
+        ax.set_title(f"{mode}: GFLOP/s against size", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=7)
+    for index in range(len(modes), rows * cols):
+        axes[index // cols][index % cols].set_visible(False)
+    fig.suptitle(f"Matmul against size: {device.name} ({device_id})", fontsize=11)
+    fig.tight_layout()
     return plots.save(fig, path)
 
 
