@@ -99,6 +99,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def cmd_ab(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from .ab import compare_pair, run_pair
+    from .compare import markdown_lines, text_lines
+
+    out = args.out or Path(tempfile.mkdtemp(prefix="flopscope-ab-"))
+    dir_a, dir_b = run_pair(args.a, args.b, out, args.filter, args.rounds, args.repetitions)
+    result = compare_pair(dir_a, dir_b, args.threshold)
+    write_markdown(args.markdown, markdown_lines(result, full=args.full))
+    print("\n".join(text_lines(result)))
+    print(f"paired runs in {out}")
+    return result.exit_code
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
     from .bundle import baseline_path, require_complete, write_bundle
     from .load import load_run
@@ -191,6 +206,25 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--no-timing-gate", action="store_true",
                    help="show timing but never fail on it (accounting still fails)")
     k.set_defaults(func=cmd_compare)
+
+    from .ab import AB_REPETITIONS, AB_ROUNDS, AB_THRESHOLD
+
+    a = sub.add_parser("ab", help=(
+        "paired timing: the cases of two builds of a bench binary run interleaved (A B A B ...) "
+        "on this machine, compared; a slowdown beyond the threshold fails (scripts/ab.sh BASE_REF "
+        "builds both)"))
+    a.add_argument("--a", type=Path, required=True, metavar="BIN", help="the base build's binary")
+    a.add_argument("--b", type=Path, required=True, metavar="BIN", help="the new build's binary")
+    a.add_argument("--filter", default=".", metavar="REGEX", help="the cases (Google Benchmark's filter)")
+    a.add_argument("--rounds", type=int, default=AB_ROUNDS, help=f"A B pairs per case (default {AB_ROUNDS})")
+    a.add_argument("--repetitions", type=int, default=AB_REPETITIONS,
+                   help=f"repetitions a side per round (default {AB_REPETITIONS})")
+    a.add_argument("--out", type=Path, metavar="DIR", help="where the two runs go (default: a temp dir)")
+    a.add_argument("--threshold", type=percent, default=AB_THRESHOLD, metavar="PERCENT",
+                   help=f"a paired slowdown beyond this fails (default {100 * AB_THRESHOLD:g}%%)")
+    a.add_argument("--markdown", type=Path, metavar="FILE")
+    a.add_argument("--full", metavar="WHERE")
+    a.set_defaults(func=cmd_ab)
 
     b = sub.add_parser("baseline", help="write RUN_DIR as the baseline of its machine: "
                                         "<DIR>/<machine key>.json")

@@ -183,14 +183,17 @@ def median_change(base: Case, new: Case) -> float:
     return relative_change(base.real_time_s or 0.0, new.real_time_s or 0.0)
 
 
-def compare_cases(name: str, base: Case, new: Case, spread: Optional[float] = None) -> Pair:
-    """One case of both sides; `spread` is its binary's run-to-run spread (None: unknown)."""
+def compare_cases(name: str, base: Case, new: Case, spread: Optional[float] = None,
+                  paired: bool = False) -> Pair:
+    """One case of both sides; `spread` is its binary's run-to-run spread (None: unknown).
+    `paired`: the sides ran interleaved (ab), so drift within a side is common to both and its
+    cv does not make the case noisy; the U test decides."""
     base_times = [s.real_time_s for s in base.samples]
     new_times = [s.real_time_s for s in new.samples]
     change = median_change(base, new)
     noises = [cv for cv in (cv_of(base), cv_of(new)) if cv is not None]
     pvalue = utest_pvalue(base_times, new_times)
-    noisy = any(cv > NOISY_CV for cv in noises)
+    noisy = not paired and any(cv > NOISY_CV for cv in noises)
     judged, basis = judge(change, max(noises, default=None), pvalue, len(base_times), len(new_times),
                           noisy, spread)
     return Pair(name, base, new, change, pvalue, judged, accounting_changes(base, new), basis)
@@ -268,7 +271,7 @@ def _why_not_compared(base: Case, new: Case) -> str:
 
 
 def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
-                 timing_gate: bool = True) -> Comparison:
+                 timing_gate: bool = True, paired: bool = False) -> Comparison:
     result = Comparison(base, new, threshold, timing_gate, machines_differ(base, new))
     base_cases, new_cases = _cases_by_name(base), _cases_by_name(new)
     both = [(name, b, new_cases[name]) for name, b in base_cases.items()
@@ -285,7 +288,8 @@ def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
         if n is None:
             result.only_base.append(name)
         elif b.ok and n.ok:
-            result.pairs.append(compare_cases(name, b, n, result.spreads.get(b.binary)))
+            result.pairs.append(compare_cases(name, b, n, None if paired else result.spreads.get(b.binary),
+                                              paired))
         elif b.ok and n.status == "failed":
             result.failed_in_new.append((b, n))
         else:
