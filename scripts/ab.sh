@@ -4,7 +4,9 @@
 # interleaved (A B, B A, ...) and compares them (flopscope-analysis ab: U test over 9 repetitions
 # a side; a slowdown beyond 10% fails, exit 1).
 #   scripts/ab.sh BASE_REF [BINARY (default bench_copy)] [FILTER (default: every case)]
-# Keep it small on a shared machine: one binary and a filter.
+# Keep it small on a shared machine: one binary and a filter (matched against names without
+# /real_time, e.g. 'copy/simd/f32/cpu/n=(4096|65536)'); each run of a case costs the binary's
+# start-up (about 7 s here: the clock measurement), so 2 cases take about 90 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base_ref=${1:?usage: scripts/ab.sh BASE_REF [BINARY] [FILTER]}
