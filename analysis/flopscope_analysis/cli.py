@@ -94,8 +94,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare_runs(load_source(args.base), load_source(args.new), args.threshold,
                           timing_gate=not args.no_timing_gate)
-    write_markdown(args.markdown, markdown_lines(result))
+    write_markdown(args.markdown, markdown_lines(result, full=args.full))
+    print("\n".join(text_lines(result, every=args.all)))
+    return result.exit_code
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from .ab import compare_pair, run_pair
+    from .compare import markdown_lines, text_lines
+
+    out = args.out or Path(tempfile.mkdtemp(prefix="flopscope-ab-"))
+    dir_a, dir_b = run_pair(args.a, args.b, out, args.filter, args.rounds, args.repetitions)
+    result = compare_pair(dir_a, dir_b, args.threshold)
+    write_markdown(args.markdown, markdown_lines(result, full=args.full))
     print("\n".join(text_lines(result)))
+    print(f"paired runs in {out}")
     return result.exit_code
 
 
@@ -114,7 +129,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from .load import load_run
 
     result = gate(load_run(args.run_dir), args.baselines, args.strict_timing, args.threshold)
-    write_markdown(args.markdown, result.markdown_lines())
+    write_markdown(args.markdown, result.markdown_lines(full=args.full))
     print("\n".join(result.text_lines()))
     return result.exit_code
 
@@ -122,7 +137,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_history_add(args: argparse.Namespace) -> int:
     from .history import add
 
-    print(add(args.run_dir, args.history))
+    print(add(args.run_dir, args.history, overwrite=args.overwrite))
     return 0
 
 
@@ -151,7 +166,11 @@ def _add_compare_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=percent, default=0.05, metavar="PERCENT",
                    help="a slower verdict beyond this change of time is a regression (default 5%%)")
     p.add_argument("--markdown", type=Path, metavar="FILE",
-                   help="also write the summary as Markdown (a CI log, a pull request comment)")
+                   help="also write the summary as Markdown (a CI log, a pull request comment): "
+                   "regressions first, at most 60,000 characters, cut with a pointer to --full")
+    p.add_argument("--full", metavar="WHERE",
+                   help="where the full comparison is (a link to a CI artifact), named where the "
+                   "Markdown is cut")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -182,9 +201,30 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("base", metavar="BASE", type=Path, help="a run directory, JSON file or bundle")
     k.add_argument("new", metavar="NEW", type=Path, help="a run directory, JSON file or bundle")
     _add_compare_options(k)
+    k.add_argument("--all", action="store_true",
+                   help="list every case (unchanged, skipped, on one side only), not counts")
     k.add_argument("--no-timing-gate", action="store_true",
                    help="show timing but never fail on it (accounting still fails)")
     k.set_defaults(func=cmd_compare)
+
+    from .ab import AB_REPETITIONS, AB_ROUNDS, AB_THRESHOLD
+
+    a = sub.add_parser("ab", help=(
+        "paired timing: the cases of two builds of a bench binary run interleaved (A B A B ...) "
+        "on this machine, compared; a slowdown beyond the threshold fails (scripts/ab.sh BASE_REF "
+        "builds both)"))
+    a.add_argument("--a", type=Path, required=True, metavar="BIN", help="the base build's binary")
+    a.add_argument("--b", type=Path, required=True, metavar="BIN", help="the new build's binary")
+    a.add_argument("--filter", default=".", metavar="REGEX", help="the cases (Google Benchmark's filter)")
+    a.add_argument("--rounds", type=int, default=AB_ROUNDS, help=f"A B pairs per case (default {AB_ROUNDS})")
+    a.add_argument("--repetitions", type=int, default=AB_REPETITIONS,
+                   help=f"repetitions a side per round (default {AB_REPETITIONS})")
+    a.add_argument("--out", type=Path, metavar="DIR", help="where the two runs go (default: a temp dir)")
+    a.add_argument("--threshold", type=percent, default=AB_THRESHOLD, metavar="PERCENT",
+                   help=f"a paired slowdown beyond this fails (default {100 * AB_THRESHOLD:g}%%)")
+    a.add_argument("--markdown", type=Path, metavar="FILE")
+    a.add_argument("--full", metavar="WHERE")
+    a.set_defaults(func=cmd_ab)
 
     b = sub.add_parser("baseline", help="write RUN_DIR as the baseline of its machine: "
                                         "<DIR>/<machine key>.json")
@@ -205,6 +245,8 @@ def parser() -> argparse.ArgumentParser:
     hsub = h.add_subparsers(dest="history_command", required=True, metavar="ACTION")
     ha = hsub.add_parser("add", help="file RUN_DIR under <DIR>/<machine key>/<date>-<commit>.json")
     ha.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    ha.add_argument("--overwrite", action="store_true",
+                    help="replace an entry of the same machine, date and commit (else an error)")
     ha.set_defaults(func=cmd_history_add)
     hp = hsub.add_parser("plot", help="<OUT>/<machine key>/trend_<family>.png: each case's rate "
                                       "over the runs")

@@ -100,9 +100,10 @@ def run_to_run_spread(changes: list[float]) -> Optional[float]:
     return 1.4826 * statistics.median(abs(c - middle) for c in changes)
 
 
-def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_base: int,
-            n_new: int, noisy: bool, spread: Optional[float] = None) -> str:
-    """same, faster, slower or noisy, in this order:
+def judge(change: float, noise: Optional[float], pvalue: Optional[float], n_base: int,
+          n_new: int, noisy: bool, spread: Optional[float] = None) -> tuple[str, str]:
+    """(verdict, basis): same, faster, slower or noisy, and the one rule that decided it, in
+    this order:
 
     1. same: the change is within the noise of both sides (|change| <= the larger cv);
     2. noisy: fewer than 2 repetitions on a side (no cv, no U test: nothing to judge by);
@@ -112,18 +113,32 @@ def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_ba
     5. noisy: the change is within SPREAD_K run-to-run spreads of its binary (`spread`, None
        where unknown): the two runs differ that much anyway;
     6. slower or faster, by the sign of the change of time.
+
+    The basis names the test behind the verdict, so a p-value is shown only where the U test
+    decided (rules 3 and 6 with enough repetitions), never beside a verdict it did not make.
     """
     if abs(change) <= (noise or 0.0):
-        return SAME
+        return SAME, f"within cv {100 * (noise or 0.0):.1f}%"
     if min(n_base, n_new) < UTEST_MIN_REPETITIONS or pvalue is None:
-        return NOISY
-    if smallest_pvalue(n_base, n_new) < ALPHA and pvalue >= ALPHA:
-        return SAME
+        return NOISY, f"{n_base} v {n_new} repetitions: nothing to test"
+    can_decide = smallest_pvalue(n_base, n_new) < ALPHA
+    if can_decide and pvalue >= ALPHA:
+        return SAME, f"U test p={pvalue:.3g}"
     if noisy:
-        return NOISY
+        return NOISY, f"cv {100 * (noise or 0.0):.1f}% > {100 * NOISY_CV:g}%"
     if spread is not None and abs(change) <= SPREAD_K * spread:
-        return NOISY
-    return SLOWER if change > 0 else FASTER
+        return NOISY, f"within {SPREAD_K:g}x run-to-run spread {100 * spread:.1f}%"
+    judged = SLOWER if change > 0 else FASTER
+    if can_decide:
+        return judged, f"U test p={pvalue:.3g}"
+    return judged, (f"beyond cv {100 * (noise or 0.0):.1f}% ({n_base} v {n_new} repetitions: "
+                    f"the U test cannot reach p<{ALPHA:g})")
+
+
+def verdict(change: float, noise: Optional[float], pvalue: Optional[float], n_base: int,
+            n_new: int, noisy: bool, spread: Optional[float] = None) -> str:
+    """The verdict of `judge()` without its basis."""
+    return judge(change, noise, pvalue, n_base, n_new, noisy, spread)[0]
 
 
 def _count(value: Optional[float]) -> str:
@@ -155,6 +170,7 @@ class Pair:
     pvalue: Optional[float]
     verdict: str
     accounting: list[str]  # the accounting counters that differ
+    basis: str = ""  # the rule of judge() that decided the verdict ("U test p=0.003", ...)
 
     @property
     def rate_change(self) -> Optional[float]:
@@ -167,16 +183,20 @@ def median_change(base: Case, new: Case) -> float:
     return relative_change(base.real_time_s or 0.0, new.real_time_s or 0.0)
 
 
-def compare_cases(name: str, base: Case, new: Case, spread: Optional[float] = None) -> Pair:
-    """One case of both sides; `spread` is its binary's run-to-run spread (None: unknown)."""
+def compare_cases(name: str, base: Case, new: Case, spread: Optional[float] = None,
+                  paired: bool = False) -> Pair:
+    """One case of both sides; `spread` is its binary's run-to-run spread (None: unknown).
+    `paired`: the sides ran interleaved (ab), so drift within a side is common to both and its
+    cv does not make the case noisy; the U test decides."""
     base_times = [s.real_time_s for s in base.samples]
     new_times = [s.real_time_s for s in new.samples]
     change = median_change(base, new)
     noises = [cv for cv in (cv_of(base), cv_of(new)) if cv is not None]
     pvalue = utest_pvalue(base_times, new_times)
-    noisy = any(cv > NOISY_CV for cv in noises)
-    judged = verdict(change, max(noises, default=None), pvalue, len(base_times), len(new_times), noisy, spread)
-    return Pair(name, base, new, change, pvalue, judged, accounting_changes(base, new))
+    noisy = not paired and any(cv > NOISY_CV for cv in noises)
+    judged, basis = judge(change, max(noises, default=None), pvalue, len(base_times), len(new_times),
+                          noisy, spread)
+    return Pair(name, base, new, change, pvalue, judged, accounting_changes(base, new), basis)
 
 
 def machines_differ(base: Run, new: Run) -> Optional[str]:
@@ -251,7 +271,7 @@ def _why_not_compared(base: Case, new: Case) -> str:
 
 
 def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
-                 timing_gate: bool = True) -> Comparison:
+                 timing_gate: bool = True, paired: bool = False) -> Comparison:
     result = Comparison(base, new, threshold, timing_gate, machines_differ(base, new))
     base_cases, new_cases = _cases_by_name(base), _cases_by_name(new)
     both = [(name, b, new_cases[name]) for name, b in base_cases.items()
@@ -268,7 +288,8 @@ def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
         if n is None:
             result.only_base.append(name)
         elif b.ok and n.ok:
-            result.pairs.append(compare_cases(name, b, n, result.spreads.get(b.binary)))
+            result.pairs.append(compare_cases(name, b, n, None if paired else result.spreads.get(b.binary),
+                                              paired))
         elif b.ok and n.status == "failed":
             result.failed_in_new.append((b, n))
         else:
@@ -284,7 +305,9 @@ def compare_runs(base: Run, new: Run, threshold: float = DEFAULT_THRESHOLD,
 # Output: plain text for the terminal and CI logs, Markdown for --markdown
 
 
-PAIR_HEADER = ["case", "BASE time", "NEW time", "change", "BASE rate", "NEW rate", "p-value", "verdict"]
+PAIR_HEADER = ["case", "BASE time", "NEW time", "change", "BASE rate", "NEW rate", "verdict", "basis"]
+MARKDOWN_LIMIT = 60_000  # characters; GitHub's limit for a comment or a job summary is 65,536
+NAMES_SHOWN = 10  # of a list of cases given as a count (only in BASE, only in NEW), the first few
 
 
 def _pair_row(pair: Pair, threshold: float) -> list[str]:
@@ -296,7 +319,7 @@ def _pair_row(pair: Pair, threshold: float) -> list[str]:
     unit = pair.base.rate_unit
     return [pair.name, fmt.duration(pair.base.real_time_s), fmt.duration(pair.new.real_time_s),
             f"{100 * pair.change:+.1f}%", fmt.rate(pair.base.rate, unit), fmt.rate(pair.new.rate, unit),
-            fmt.MISSING if pair.pvalue is None else f"{pair.pvalue:.4f}", pair.verdict + mark]
+            pair.verdict + mark, pair.basis]
 
 
 def _describe(run: Run) -> str:
@@ -342,39 +365,131 @@ def outcome_line(result: Comparison) -> str:
     return f"FAIL: {', '.join(reasons)}" if reasons else "OK: no regression"
 
 
-def _detail_sections(result: Comparison) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(title, [(case name, what about it)]) of the lists under the table; empty ones left out."""
-    sections = [
-        ("Accounting changes (a failure whatever the timing)",
-         [(p.name, ", ".join(p.accounting)) for p in result.accounting_failures]),
-        ("Failed in NEW (ran in BASE)", [(str(n.name), n.reason or "") for _, n in result.failed_in_new]),
-        ("Not compared", result.not_compared),
-        ("Only in BASE", [(name, "") for name in result.only_base]),
-        ("Only in NEW", [(name, "") for name in result.only_new]),
+@dataclass
+class Section:
+    """One part of the output: a title, then a table of pairs, or lines (case: what), or a count."""
+
+    title: str
+    pairs: list[Pair] = field(default_factory=list)
+    items: list[tuple[str, str]] = field(default_factory=list)  # (case name, what about it)
+    total: Optional[int] = None  # the cases the section is about, where items are fewer
+    more: int = 0  # names of cases left out of items (given as "... and N more")
+
+    @property
+    def size(self) -> int:
+        return len(self.pairs) or (self.total if self.total is not None else len(self.items))
+
+
+def _names(title: str, names: list[str], every: bool) -> Section:
+    shown = names if every else names[:NAMES_SHOWN]
+    return Section(title, items=[(n, "") for n in shown], total=len(names), more=len(names) - len(shown))
+
+
+def sections(result: Comparison, every: bool = False) -> list[Section]:
+    """The output's parts, most important first: what fails, then what changed (slower,
+    faster), then what could not be judged (noisy); unchanged cases, skips and cases on one
+    side only are counts (with `every`, the text output lists them all)."""
+    pairs = result.pairs
+    beyond = set(id(p) for p in result.slower_beyond_threshold)
+    changed = lambda p: abs(p.change)  # noqa: E731 - a sort key
+    out = [
+        Section("Accounting changes (a failure whatever the timing)",
+                items=[(p.name, ", ".join(p.accounting)) for p in result.accounting_failures]),
+        Section("Failed in NEW (ran in BASE)", items=[(str(n.name), n.reason or "")
+                                                     for _, n in result.failed_in_new]),
+        Section(f"Slower by more than {100 * result.threshold:g}%"
+                + ("" if result.timing_gates else " (not gating: see above)"),
+                pairs=sorted((p for p in pairs if id(p) in beyond), key=changed, reverse=True)),
+        Section(f"Slower within {100 * result.threshold:g}%",
+                pairs=sorted((p for p in pairs if p.verdict == SLOWER and id(p) not in beyond),
+                             key=changed, reverse=True)),
+        Section("Faster", pairs=sorted((p for p in pairs if p.verdict == FASTER), key=changed, reverse=True)),
+        Section("Noisy (could not be judged), largest change first",
+                pairs=sorted((p for p in pairs if p.verdict == NOISY), key=changed, reverse=True)),
     ]
-    return [(title, items) for title, items in sections if items]
-
-
-def text_lines(result: Comparison) -> list[str]:
-    lines = headline(result) + [""]
-    if result.pairs:
-        lines += tables.text(PAIR_HEADER, [_pair_row(p, result.threshold) for p in result.pairs])
+    same = [p for p in pairs if p.verdict == SAME]
+    if every:
+        out.append(Section("Same", pairs=same))
+    elif same:
+        out.append(Section("Same", items=[(f"{len(same)} case(s) within the noise or not significant", "")],
+                           total=len(same)))
+    reasons: dict[str, int] = {}
+    for _, why in result.not_compared:
+        reasons[why] = reasons.get(why, 0) + 1
+    if every:
+        out.append(Section("Not compared", items=list(result.not_compared)))
     else:
+        out.append(Section("Not compared", items=[(f"{n} case(s)", why) for why, n in
+                                                  sorted(reasons.items(), key=lambda kv: -kv[1])],
+                           total=len(result.not_compared)))
+    out += [_names("Only in BASE", result.only_base, every), _names("Only in NEW", result.only_new, every)]
+    return [s for s in out if s.size]
+
+
+def _item_line(name: str, what: str, code: bool) -> str:
+    shown = f"`{name}`" if code and "/" in name else name
+    return shown + (f": {what}" if what else "")
+
+
+def _more(section: Section) -> Optional[str]:
+    return f"... and {section.more} more" if section.more else None
+
+
+def text_lines(result: Comparison, every: bool = False) -> list[str]:
+    lines = headline(result) + [""]
+    if not result.pairs:
         lines.append("no case ran on both sides")
-    for title, items in _detail_sections(result):
-        lines += ["", f"{title} ({len(items)}):"]
-        lines += [f"  {name}" + (f": {what}" if what else "") for name, what in items]
+    for section in sections(result, every):
+        lines += ["", f"{section.title} ({section.size}):"]
+        if section.pairs:
+            lines += ["  " + line for line in tables.text(PAIR_HEADER, [_pair_row(p, result.threshold)
+                                                                        for p in section.pairs])]
+        lines += [f"  {_item_line(name, what, False)}" for name, what in section.items]
+        if _more(section):
+            lines.append(f"  {_more(section)}")
     return lines + ["", counts_line(result), outcome_line(result)]
 
 
-def markdown_lines(result: Comparison) -> list[str]:
-    lines = [f"## flopscope compare: {outcome_line(result)}", ""]
+def markdown_lines(result: Comparison, limit: int = MARKDOWN_LIMIT, full: Optional[str] = None,
+                   level: int = 2) -> list[str]:
+    """The comparison as Markdown of at most `limit` characters (joined with newlines): the
+    sections in order of importance, cut where the limit is reached with a line saying how many
+    rows were left out and where the full comparison is (`full`: a link or a command)."""
+    where = full or ("`flopscope-analysis compare BASE NEW --all` prints every case")
+    cut_line = "*Cut to stay under {limit:,} characters: {n} more case(s) left out; the full comparison: {where}.*"
+    reserve = len(cut_line.format(limit=limit, n=10 ** 6, where=where)) + 2
+    head = "#" * level
+    lines = [f"{head} flopscope compare: {outcome_line(result)}", ""]
     lines += [f"- {line}" for line in headline(result)] + [f"- {counts_line(result)}", ""]
-    if result.pairs:
-        lines += tables.markdown(PAIR_HEADER, [[f"`{r[0]}`", *r[1:]]
-                                               for r in (_pair_row(p, result.threshold) for p in result.pairs)])
+    used = sum(len(line) + 1 for line in lines)
+    left_out = 0
+    for section in sections(result):
+        block = [f"{head}# {section.title} ({section.size})", ""]
+        if section.pairs:
+            rows = tables.markdown(PAIR_HEADER, [[f"`{r[0]}`", *r[1:]] for r in
+                                                 (_pair_row(p, result.threshold) for p in section.pairs)])
+        else:
+            rows = [f"- {_item_line(name, what, True)}" for name, what in section.items]
+            if _more(section):
+                rows.append(f"- {_more(section)}")
+        header_rows = 2 if section.pairs else 0
+        cost = sum(len(line) + 1 for line in block + rows[:header_rows + 1])
+        if left_out or used + cost + reserve > limit:
+            left_out += section.size
+            continue
+        lines += block + rows[:header_rows]
+        used += sum(len(line) + 1 for line in block + rows[:header_rows])
+        shown = 0
+        for row in rows[header_rows:]:
+            if used + len(row) + 1 + reserve > limit:
+                break
+            lines.append(row)
+            used += len(row) + 1
+            shown += 1
+        if shown < len(rows) - header_rows:
+            left_out += len(rows) - header_rows - shown
         lines.append("")
-    for title, items in _detail_sections(result):
-        lines += [f"### {title} ({len(items)})", ""]
-        lines += [f"- `{name}`" + (f": {what}" if what else "") for name, what in items] + [""]
+        used += 1
+    if left_out:
+        lines.append(cut_line.format(limit=limit, n=left_out, where=where))
     return lines

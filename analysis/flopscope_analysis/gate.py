@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .compare import Comparison, compare_runs, markdown_lines, text_lines
+from typing import Optional
+
+from .compare import MARKDOWN_LIMIT, Comparison, compare_runs, markdown_lines, text_lines
 from .load import Run, load_source
 
 
@@ -33,10 +35,14 @@ class Gate:
             lines += ["", f"== against {path}", *text_lines(comparison)]
         return lines
 
-    def markdown_lines(self) -> list[str]:
+    def markdown_lines(self, limit: int = MARKDOWN_LIMIT, full: Optional[str] = None) -> list[str]:
+        """At most `limit` characters in all: each comparison gets an equal share."""
         lines = [f"# flopscope gate: {self.outcome()}", ""] + [f"- {note}" for note in self.notes] + [""]
+        used = sum(len(line) + 1 for line in lines)
+        share = (limit - used) // max(1, len(self.comparisons))
         for path, comparison in self.comparisons:
-            lines += [f"Against `{path}`:", "", *markdown_lines(comparison)]
+            part = [f"Against `{path}`:", ""]
+            lines += part + markdown_lines(comparison, share - sum(len(x) + 1 for x in part), full)
         return lines
 
 

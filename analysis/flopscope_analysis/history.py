@@ -16,10 +16,16 @@ from .load import Run, load_run, load_source
 
 
 
-def add(run_dir: Path, history_dir: Path) -> Path:
+def add(run_dir: Path, history_dir: Path, overwrite: bool = False) -> Path:
+    """Files the run; an entry of the same machine, date and commit is kept (an error) unless
+    `overwrite`: a history that CI appends to must not lose a run by a second add."""
     run = load_run(run_dir)
     require_complete(run, "history entry")
-    return write_bundle(run, history_path(run, history_dir))
+    path = history_path(run, history_dir)
+    if path.exists() and not overwrite:
+        raise AnalysisError(f"{path} exists: this machine, date and commit are in the history "
+                            "already (--overwrite replaces the entry)")
+    return write_bundle(run, path)
 
 
 def machine_runs(machine_dir: Path) -> list[Run]:

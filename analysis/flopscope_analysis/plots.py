@@ -31,12 +31,14 @@ ROOFLINE_CAPTION = (
     "Solid lines are the theoretical roofs (peak memory bandwidth × intensity, capped by each "
     "compute mode's peak); dashed lines are flopscope's measured ceilings (copy and triad "
     "bandwidth, and each mode's measured peak). Each result sits at its intensity, coloured by "
-    "the compute mode whose peak applies to it; a hollow marker is a noisy case (cv > 5%); a case "
+    "the compute mode whose peak applies to it; a hollow marker is an unresolved case (95% CI of "
+    "its median wider than ±3%, or not reachable with its repetitions); a case "
     "that moves no bytes (intensity ∞) is drawn as ▶ at the right edge. "
     "Right: cases with no FLOPs (copies) have intensity 0, which a log axis cannot place; on a "
     "roofline they sit on the memory roof as intensity → 0, so their achieved bandwidth is shown "
-    "against the same memory roofs (theoretical solid, measured dashed), coloured by the bytes "
-    "moved per iteration; points above the memory roof are cache-resident sizes."
+    "against the same memory roofs (theoretical solid, measured dashed), one column per family "
+    "with its variants side by side, coloured by the bytes moved per iteration; points above the "
+    "memory roof are cache-resident sizes."
 )
 _MODE_ORDER = ["f64", "f32", "tf32", "f16", "bf16", "f8", "f8e4m3", "f8e5m2", "i8"]
 PALETTE = plt.get_cmap("tab10").colors
@@ -62,8 +64,16 @@ def save(fig, path: Path) -> Path:
     return path
 
 
+def unresolved(case: Case) -> bool:
+    """The 95% CI of the case's median is wider than +-3% (or its samples cannot reach 95%)."""
+    from .stats import median_ci
+
+    ci = median_ci([s.real_time_s for s in case.samples])
+    return ci is not None and not ci.resolved
+
+
 def scatter(ax, xs, ys, color, noisy, marker="o", **kw):
-    """Points in a colour; hollow where noisy (cv above 5%)."""
+    """Points in a colour; hollow where `noisy` (callers pass unresolved(case))."""
     ax.scatter(xs, ys, marker=marker, s=36, zorder=3,
                facecolors="none" if noisy else color, edgecolors=color, linewidths=1.3, **kw)
 
@@ -88,7 +98,7 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
 
     if zero_flop_cases:
         fig, (ax, axz) = plt.subplots(1, 2, figsize=(13, 5.5),
-                                      gridspec_kw={"width_ratios": [3, 1.6]})
+                                      gridspec_kw={"width_ratios": [3, 1.6], "wspace": 0.35})
     else:
         fig, ax = plt.subplots(figsize=(9, 5.5))
         axz = None
@@ -144,11 +154,11 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
         elif x is None or math.isnan(x) or x <= 0:
             continue  # FLOPs but no usable intensity: in the table, not on the roofline
         scatter(ax, [x], [case.flops_per_second / 1e9], mode_color(case.compute_mode),
-                 case.noisy, marker=marker)
+                 unresolved(case), marker=marker)
         seen_modes.add(case.compute_mode)
     for mode in sorted(seen_modes, key=lambda m: m or ""):
         handles.append(Line2D([], [], ls="", marker="o", color=mode_color(mode),
-                              label=f"results, compute={mode or '?'}"))
+                              label=f"results, compute {mode}" if mode else "results, compute mode not labelled"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -161,22 +171,27 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
     ax.set_xlabel("arithmetic intensity (FLOP/byte)" + (
         "\n(no theoretical memory bandwidth in the context: the theoretical roofs are compute only)"
         if not bw and peaks else ""))
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Roofline: {device.name} ({device_id})", fontsize=11)
+    ax.set_ylabel("attainable (GFLOP/s)")
+    ax.set_title(f"Roofline: {device.name} ({device_id}), GFLOP/s", fontsize=11)
     ax.grid(True, which="major", alpha=0.3)
     if handles:
         ax.legend(handles=handles, fontsize=7, loc="lower right")
 
     if axz is not None:
-        labels = sorted({f"{c.name.family}/{c.name.variant}/{c.name.dtype}" for c in zero_flop_cases})
+        # one column per family (a label per variant smeared 40 names into each other), its
+        # variants side by side within it
+        labels = sorted({c.name.family for c in zero_flop_cases})
+        variants = {f: sorted({c.name.variant for c in zero_flop_cases if c.name.family == f}) for f in labels}
         sizes = [c.bytes for c in zero_flop_cases if c.bytes]
         norm = matplotlib.colors.LogNorm(vmin=min(sizes), vmax=max(max(sizes), min(sizes) * 2)) \
             if sizes else None
         cmap = plt.get_cmap("viridis")
         for case in zero_flop_cases:
-            i = labels.index(f"{case.name.family}/{case.name.variant}/{case.name.dtype}")
+            names = variants[case.name.family]
+            offset = (names.index(case.name.variant) + 0.5) / len(names) - 0.5
+            i = labels.index(case.name.family) + 0.8 * offset
             color = cmap(norm(case.bytes)) if norm and case.bytes else (0.4, 0.4, 0.4)
-            scatter(axz, [i], [case.bytes_per_second / 1e9], color, case.noisy)
+            scatter(axz, [i], [case.bytes_per_second / 1e9], color, unresolved(case))
         if bw:
             axz.axhline(bw / 1e9, color=MEMORY_COLOR, lw=1.8, label="theoretical")
         for kind, b in sorted(measured_bw.items()):
@@ -186,13 +201,88 @@ def roofline(run: Run, device_id: str, path: Path) -> Optional[Path]:
             axz.legend(fontsize=7, loc="best")
         axz.set_yscale("log")
         axz.set_xticks(range(len(labels)))
-        axz.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+        axz.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        axz.set_xlabel("family (its variants side by side)")
         axz.set_xlim(-0.6, len(labels) - 0.4)
-        axz.set_ylabel("achieved GB/s")
-        axz.set_title("intensity 0 (no FLOPs): bandwidth", fontsize=11)
+        axz.set_ylabel("achieved bandwidth (GB/s)")
+        axz.set_title("intensity 0 (no FLOPs): bandwidth (GB/s)", fontsize=11)
         axz.grid(True, axis="y", which="major", alpha=0.3)
         if norm:
             mappable = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
             bar = fig.colorbar(mappable, ax=axz, pad=0.02)
-            bar.set_label("bytes moved per iteration", fontsize=8)
+            bar.set_label("bytes moved per iteration (B)", fontsize=8)
     return save(fig, path)
+
+
+MAX_LEGEND_ENTRIES = 12
+
+
+def layout_problems(fig) -> list[str]:
+    """What makes a figure hard to read, as drawn by matplotlib's renderer: texts whose bounding
+    boxes overlap (tick labels, titles, labels, annotations, legend texts), a legend of more than
+    MAX_LEGEND_ENTRIES entries or with two entries drawn alike, a panel without a title, an axis
+    label without a unit in parentheses."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    # tick labels: only those of ticks inside the view (matplotlib keeps labels of ticks outside
+    # it, which it does not draw)
+    tick_labels, shown = set(), []
+    for ax in fig.axes:
+        for axis, (lo, hi) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                for label in (tick.label1, tick.label2):
+                    tick_labels.add(id(label))
+                    loc = tick.get_loc()
+                    if loc is not None and lo <= loc <= hi and label.get_visible():
+                        shown.append(label)
+    texts = [t for t in fig.findobj(Text) if id(t) not in tick_labels] + shown
+    texts = [t for t in texts if t.get_visible() and t.get_text().strip()]
+    boxes = []
+    for t in texts:
+        try:
+            box = t.get_window_extent(renderer)
+        except RuntimeError:
+            continue
+        if box.width > 0 and box.height > 0:
+            boxes.append((t, box.expanded(0.98, 0.95)))  # a hair of slack: touching is fine
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            if box_a.overlaps(box_b):
+                problems.append(f"text {a.get_text()!r} overlaps {b.get_text()!r}")
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.has_data() or hasattr(ax, "_colorbar"):
+            continue
+        if not ax.get_title():
+            problems.append("a panel without a title")
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            if label and "(" not in label:
+                problems.append(f"axis label without a unit: {label!r}")
+        legend = ax.get_legend()
+        if legend is not None:
+            handles = legend.legend_handles if hasattr(legend, "legend_handles") else legend.legendHandles
+            if len(handles) > MAX_LEGEND_ENTRIES:
+                problems.append(f"legend of {len(handles)} entries (at most {MAX_LEGEND_ENTRIES})")
+            styles = [_style(h) for h in handles]
+            if len(set(styles)) < len(styles):
+                problems.append("legend entries drawn alike")
+    return problems
+
+
+def _style(handle) -> tuple:
+    """What tells a legend entry's handle from another's: colours, line style, marker, hatch."""
+    keys = []
+    for getter in ("get_color", "get_linestyle", "get_marker", "get_facecolor", "get_edgecolor",
+                   "get_hatch", "get_markerfacecolor"):
+        fn = getattr(handle, getter, None)
+        if fn is not None:
+            value = fn()
+            if getter != "get_linestyle" and getter != "get_marker" and getter != "get_hatch":
+                try:
+                    value = matplotlib.colors.to_rgba_array(value).round(3)
+                except (ValueError, TypeError):
+                    pass
+            keys.append(str(value.tolist() if hasattr(value, "tolist") else value))
+    return tuple(keys)

@@ -12,7 +12,10 @@ from typing import Any
 from . import families, fmt, plots
 from .atomic import write_text_atomic
 from .families import NOISY_MARK, Plot
-from .load import NOISY_CV, Case, Device, Run, device_order
+from .families.generic import case_ci
+from .headline import headline_lines
+from .load import Case, Device, Run, device_order
+from .stats import RESOLVED_WITHIN
 from .tables import markdown as table
 
 
@@ -84,16 +87,18 @@ def _results_section(run: Run) -> list[str]:
     lines = ["## Results", ""]
     if not ok:
         return lines + ["No case ran: every case was skipped or failed (see below).", ""]
-    noisy = [c for c in ok if c.noisy]
+    wide = [c for c in ok if (ci := case_ci(c)) is not None and ci.half_width > RESOLVED_WITHIN]
     lines += [
         "Each row is one case: its median over the repetitions (the `median` aggregate, else the "
-        "single run); `% peak` and `% ceiling` are against the theoretical peak and the measured "
-        "ceiling of the bound that applies (memory: bandwidth, compute: the mode's FLOP/s), as "
-        f"the benchmark computed them. cv is the coefficient of variation of the time; above "
-        f"{NOISY_CV:.0%} the case is marked {NOISY_MARK}: not to be trusted.", ""]
-    if noisy:
-        lines += [f"**{len(noisy)} noisy case(s)**: " +
-                  ", ".join(f"`{c.name}`" for c in noisy), ""]
+        "single run). `% peak` is against the theoretical peak, as the benchmark computed it; "
+        "`% ceiling` is against the measured ceiling that applies (a copy, view or conversion: "
+        "the copy ceiling; a 3-stream op: triad; compute: the mode's FMA ceiling); a memory-bound "
+        "case whose bytes fit in a cache of its device shows `in L2` (or L1d, L3) instead of a "
+        "percentage of a DRAM ceiling. `95% CI` is the distribution-free confidence interval of "
+        "the median time from the order statistics of the repetitions, against the median; "
+        "with fewer than 6 repetitions no interval reaches 95% and the coverage of min..max is "
+        f"shown; wider than ±{100 * RESOLVED_WITHIN:g}% is marked {NOISY_MARK} "
+        f"({len(wide)} of {len(ok)} cases).", ""]
     groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
     for case in ok:
         groups[(case.name.family, case.name.device)].append(case)
@@ -101,7 +106,7 @@ def _results_section(run: Run) -> list[str]:
         device = run.devices.get(device_id)
         title = f"{family} on {device_id}" + (f" ({device.name})" if device else "")
         lines += [f"### {title}", ""]
-        lines += families.family(family).table(cases)
+        lines += families.family(family).table(cases, device)
         notes = [c for c in cases if c.notes]
         if notes:
             lines.append("")
@@ -140,7 +145,7 @@ def _plots_section(run: Run, run_dir: Path) -> list[str]:
 def _skips_section(run: Run) -> list[str]:
     failed = sorted((c for c in run.cases if c.status == "failed"), key=lambda c: c.name.sort_key())
     skipped = [c for c in run.cases if c.status == "skipped"]
-    lines = ["## Skipped and failed cases", ""]
+    lines = ["## Appendix: skipped and failed cases", ""]
     lines.append(f"### Failed ({len(failed)})")
     lines.append("")
     if failed:
@@ -181,6 +186,7 @@ def render(run: Run, run_dir: Path) -> str:
     host = first.gbench.get("host_name")
     if date or host:
         lines += [f"Measured {date or '?'}" + (f" on host `{host}`" if host else "") + ".", ""]
+    lines += headline_lines(run)
 
     rows = []
     for f in run.files:

@@ -169,6 +169,13 @@ def test_history_add_files_by_machine_date_and_commit(tmp_path):
     assert done.stdout.strip() == str(path)
     assert [str(c.name) for c in load_source(path).cases] == \
         [str(c.name) for c in load_run(FIXTURES / "run_cpu").cases]
+    before = path.read_bytes()
+    again = run_cli("history", "add", FIXTURES / "run_cpu", "--history", history)
+    assert again.returncode == 2 and "exists" in again.stderr and "--overwrite" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1 and path.read_bytes() == before
+    path.write_text("{}")  # a damaged entry: --overwrite replaces it
+    forced = run_cli("history", "add", FIXTURES / "run_cpu", "--history", history, "--overwrite")
+    assert forced.returncode == 0 and path.read_bytes() == before
 
 
 def test_history_plot_draws_each_cases_rate_over_commits(tmp_path):

@@ -351,8 +351,8 @@ def test_the_same_run_compares_as_same():
 def test_a_case_twenty_percent_slower_with_tight_repetitions_fails(tmp_path):
     done = run_cli("compare", FIXTURES / "run_cpu", raised(tmp_path, 1.2))
     assert done.returncode == 1, done.stderr
-    row = next(line for line in done.stdout.splitlines() if line.startswith("copy/simd/f32/cpu/n=67108864 "))
-    assert row.split()[-2:] == ["slower", ">5%"] and "+20.0%" in row
+    row = next(line for line in done.stdout.splitlines() if line.startswith("  copy/simd/f32/cpu/n=67108864 "))
+    assert " slower >5% " in row and "+20.0%" in row
     assert done.stdout.splitlines()[-1] == "FAIL: 1 case(s) slower by more than 5%"
     assert run_cli("compare", FIXTURES / "run_cpu", raised(tmp_path / "x", 1.2),
                    "--threshold", "25%").returncode == 0
@@ -427,3 +427,68 @@ def test_the_same_case_in_two_files_of_a_run_is_an_error(tmp_path):
     for name in ("bench_copy.json", "bench_copy2.json"):
         (run / name).write_text((BASE / "bench_copy.json").read_text())
     check_one_line_error(run_cli("compare", BASE, run), "in both bench_copy.json and bench_copy2.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# The size and order of the output on whole default-suite runs (the committed report JSONs)
+
+REPORTS = Path(__file__).resolve().parents[2] / "results" / "reports"
+DEFAULT_RUN = REPORTS / "cpu-amd-epyc-2026-12-04"
+
+
+def scaled_run(tmp_path: Path, factor: float, flops_factor: float = 1.0) -> Path:
+    """A copy of the committed default-suite run with every time multiplied by `factor` and every
+    flops counter by `flops_factor`."""
+    run = tmp_path / f"scaled-{factor}-{flops_factor}"
+    run.mkdir(parents=True)
+    for path in sorted(DEFAULT_RUN.glob("bench_*.json")):
+        data = json.loads(path.read_text())
+        for e in data["benchmarks"]:
+            if e.get("aggregate_name") != "cv":
+                for key in ("real_time", "cpu_time"):
+                    if key in e:
+                        e[key] *= factor
+            for key in ("flops", "bytes"):
+                if key in e:
+                    e[key] *= flops_factor
+        (run / path.name).write_text(json.dumps(data))
+    return run
+
+
+def test_markdown_of_a_default_suite_comparison_stays_under_the_limit(tmp_path):
+    """Every case of the default suite slower by 30% and with changed counts: hundreds of rows of
+    failures, cut to stay under 60,000 characters with a pointer to the full list; the text output
+    keeps them all."""
+    new = scaled_run(tmp_path, 1.3, 2.0)
+    out = tmp_path / "compare.md"
+    done = run_cli("compare", DEFAULT_RUN, new, "--markdown", out, "--full", "https://example.org/artifact")
+    assert done.returncode == 1, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert len(text) < 60_000
+    assert "more case(s) left out; the full comparison: https://example.org/artifact." in text
+    sections = [line for line in text.splitlines() if line.startswith("### ")]
+    assert sections[0].startswith("### Accounting changes")
+    accounting = int(sections[0].rsplit("(", 1)[1].rstrip(")"))
+    assert accounting > 200
+    listed = [line for line in done.stdout.splitlines() if line.startswith("  ") and (": flops " in line or ": bytes " in line)]
+    assert len(listed) == accounting  # the text output is not cut
+
+
+def test_a_default_suite_compared_with_itself_is_short(tmp_path):
+    """Skipped cases are counts per reason, unchanged cases a count: no row per case."""
+    out = tmp_path / "compare.md"
+    done = run_cli("compare", DEFAULT_RUN, DEFAULT_RUN, "--markdown", out)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 40 and "left out" not in text
+    assert "### Same (" in text and "case(s): skipped in both" in text
+
+
+def test_a_verdict_names_the_test_that_made_it(tmp_path):
+    """A p-value is shown beside a verdict only where the U test made it."""
+    few = one_case(tmp_path / "a", 3, 0.01, 0.01, 1.10).pairs[0]
+    assert few.verdict == SLOWER and "cannot reach p<0.05" in few.basis and "p=" not in few.basis
+    many = one_case(tmp_path / "b", 9, 0.01, 0.01, 1.10).pairs[0]
+    assert many.verdict == SLOWER and many.basis == f"U test p={many.pvalue:.3g}"
+    overlap = one_case(tmp_path / "c", 9, 0.045, 0.045, 1.05).pairs[0]
+    assert overlap.verdict == SAME and overlap.basis.startswith("U test p=")

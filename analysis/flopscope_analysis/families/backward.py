@@ -94,20 +94,23 @@ def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
     for (device, dtype, net, shape, variant), passes in _sorted(run):
         measured, flop_ratio = _ratio(passes)
         if device == device_id and measured and flop_ratio:
-            bars.append((f"{net} {shape}\n{dtype} {variant}", measured, flop_ratio))
+            bars.append((f"{net} {shape} {dtype} {variant}", measured, flop_ratio))
     if not bars:
         return None
     device = run.devices.get(device_id, Device(device_id, {}))
-    fig, ax = plots.plt.subplots(figsize=(max(7, 0.6 * len(bars)), 5.5))
-    xs = range(len(bars))
-    ax.bar(xs, [measured for _, measured, _ in bars], color=plots.PALETTE[0], label="measured bwd / fwd time")
-    ax.scatter(xs, [ratio for _, _, ratio in bars], color="black", marker="_", s=400, zorder=3,
+    # horizontal bars: each case's name on one line of its own, however many cases there are
+    fig, ax = plots.plt.subplots(figsize=(9, max(3.5, 0.32 * len(bars) + 1.5)))
+    ys = list(range(len(bars)))[::-1]
+    ax.barh(ys, [measured for _, measured, _ in bars], color=plots.PALETTE[0], height=0.7,
+            label="measured bwd / fwd time")
+    ax.scatter([ratio for _, _, ratio in bars], ys, color="black", marker="|", s=200, zorder=3,
                label="bwd / fwd FLOPs")
-    ax.set_xticks(list(xs), [label for label, _, _ in bars], rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("backward / forward")
+    ax.set_yticks(ys, [label for label, _, _ in bars], fontsize=7)
+    ax.set_xlabel("backward / forward (ratio, x)")
+    ax.set_xlim(0, 1.35 * max(max(m, r) for _, m, r in bars))  # room on the right for the legend
     ax.set_title(f"Backward against forward: {device.name} ({device_id})", fontsize=11)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return plots.save(fig, path)
 

@@ -33,12 +33,13 @@ def no_plots(run: Run, device_id: str, plots_dir: Path) -> list[Plot]:
 class Family:
     """A family's part of the report.
 
-    table(cases): Markdown lines of the results table of one device's cases that ran.
+    table(cases, device): Markdown lines of the results table of one device's cases that ran
+        (device: the run's Device, for its ceilings and caches; None where unknown).
     sections(run): Markdown lines of the family's own sections ("## ..."), after the results.
     plots(run, device_id, plots_dir): the figures of one device, written under plots_dir.
     """
 
     name: str
-    table: Callable[[list[Case]], list[str]] = generic_table
+    table: Callable[..., list[str]] = generic_table
     sections: Callable[[Run], list[str]] = no_sections
     plots: Callable[[Run, str, Path], list[Plot]] = no_plots

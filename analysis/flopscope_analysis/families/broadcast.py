@@ -103,18 +103,24 @@ def time_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
         for pattern in PATTERNS:
             own = _fastest([c for c in patterns.get(pattern, []) if c.name.variant not in VENDORS])
             if own:
-                bars.append((f"{dtype} {op} {shape}\n{PATTERNS[pattern]}", own.real_time_s, pattern == "none"))
+                bars.append((f"{dtype} {op} {shape} {PATTERNS[pattern]}", own.real_time_s, pattern == "none"))
     if not bars:
         return None
     device = run.devices.get(device_id, Device(device_id, {}))
-    fig, ax = plots.plt.subplots(figsize=(max(8, 0.7 * len(bars)), 5.5))
+    # horizontal bars: each label on one line, readable however many there are
+    fig, ax = plots.plt.subplots(figsize=(9, max(3.5, 0.32 * len(bars) + 1.5)))
+    ys = list(range(len(bars)))[::-1]
     colors = [plots.PALETTE[1] if materialized else plots.PALETTE[0] for _, _, materialized in bars]
-    ax.bar(range(len(bars)), [seconds * 1e6 for _, seconds, _ in bars], color=colors)
-    ax.set_xticks(range(len(bars)), [label for label, _, _ in bars], rotation=60, ha="right", fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("median time (µs, log)")
-    ax.set_title(f"Broadcast against materialized operands: {device.name} ({device_id})", fontsize=11)
-    ax.grid(True, axis="y", alpha=0.3)
+    ax.barh(ys, [seconds * 1e6 for _, seconds, _ in bars], color=colors, height=0.7)
+    ax.set_yticks(ys, [label for label, _, _ in bars], fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("median time (µs, log)")
+    ax.set_title(f"Broadcast against materialized operands (µs): {device.name} ({device_id})", fontsize=11)
+    ax.grid(True, axis="x", alpha=0.3)
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=plots.PALETTE[0], label="broadcast operand (a view)"),
+                       Patch(color=plots.PALETTE[1], label="both operands materialized")],
+              fontsize=8, loc="lower right")
     fig.tight_layout()
     return plots.save(fig, path)
 

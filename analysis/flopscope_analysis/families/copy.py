@@ -16,7 +16,7 @@ COPY_CAPTION = (
     "destination), log2; bandwidth on a log axis. Dotted vertical lines are the cache sizes from the run's context (per "
     "instance as reported: a copy threaded over several cores fits in the sum of their private "
     "caches); the dashed horizontal line is the measured copy ceiling, the solid one the "
-    "theoretical memory bandwidth. Hollow markers are noisy cases (cv > 5%)."
+    "theoretical memory bandwidth. Hollow markers are unresolved cases (95% CI of the median wider than ±3%, or not reachable with the repetitions)."
 )
 
 
@@ -39,7 +39,7 @@ def copy_bandwidth(run: Run, device_id: str, path: Path) -> Optional[Path]:
         ax.plot([c.bytes for c in group], [c.bytes_per_second / 1e9 for c in group],
                 color=color, lw=1.4, label=label)
         for noisy in (False, True):
-            pts = [c for c in group if c.noisy == noisy]
+            pts = [c for c in group if plots.unresolved(c) == noisy]
             if pts:
                 plots.scatter(ax, [c.bytes for c in pts], [c.bytes_per_second / 1e9 for c in pts],
                               color, noisy)

@@ -1,27 +1,38 @@
 """The generic results table: one row per case that ran, with what every flopscope case carries
-(time, FLOP/s, bytes/s, intensity, % of peak and ceiling, cv). Every family gets it unless its
-module gives another table."""
+(time, FLOP/s, bytes/s, intensity, % of peak and of its ceiling, the 95% CI of the median).
+Every family gets it unless its module gives another table."""
 
 from __future__ import annotations
 
-from .. import fmt, tables
-from ..load import Case
+from typing import Optional
 
-NOISY_MARK = "⚠ noisy"
+from .. import fmt, tables
+from ..load import Case, Device
+from ..stats import MedianCI, median_ci
+from .roles import ceiling_cell
+
+NOISY_MARK = "⚠ unresolved"  # the 95% CI of the median is wider than +-3%, or cannot be had
 
 RESULT_HEADER = ["variant", "dtype", "shape", "bytes/iter", "bound", "median time", "GFLOP/s",
-                 "GB/s", "FLOP/byte", "% peak", "% ceiling", "cv"]
+                 "GB/s", "FLOP/byte", "% peak", "% ceiling", "95% CI"]
+
+
+def case_ci(case: Case) -> Optional[MedianCI]:
+    return median_ci([s.real_time_s for s in case.samples])
 
 
 def cv_cell(case: Case) -> str:
-    """The case's cv as a percentage, marked when noisy; '— (1 run)' without repetitions."""
-    if case.cv is None:
+    """The 95% order-statistic CI of the case's median time against the median ('-1.2/+2.0%'),
+    with the coverage that its samples reach where it is under 95% (3 runs: 75%); marked where
+    it is wider than +-3%; '— (1 run)' without repetitions."""
+    ci = case_ci(case)
+    if ci is None:
         return f"{fmt.MISSING} (1 run)" if case.repetitions <= 1 else fmt.MISSING
-    text = fmt.fraction_percent(case.cv)
-    return f"{text} {NOISY_MARK}" if case.noisy else text
+    text = ci.text()
+    return text if ci.half_width <= 0.03 else f"{text} {NOISY_MARK}"
 
 
-def result_row(case: Case) -> list[str]:
+def result_row(case: Case, device: Optional[Device] = None) -> list[str]:
     return [
         case.name.variant,
         case.name.dtype,
@@ -33,10 +44,10 @@ def result_row(case: Case) -> list[str]:
         fmt.giga(case.bytes_per_second),
         "∞ (no bytes)" if case.moves_no_bytes else fmt.intensity(case.intensity),
         fmt.percent(case.pct_peak),
-        fmt.percent(case.pct_ceiling),
+        ceiling_cell(case, device),
         cv_cell(case),
     ]
 
 
-def generic_table(cases: list[Case]) -> list[str]:
-    return tables.markdown(RESULT_HEADER, [result_row(c) for c in cases])
+def generic_table(cases: list[Case], device: Optional[Device] = None) -> list[str]:
+    return tables.markdown(RESULT_HEADER, [result_row(c, device) for c in cases])

@@ -20,12 +20,13 @@ from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
 from .generic import cv_cell
+from .roles import ceiling_cell
 
 # Compute modes from widest to narrowest: the order of the trade-off table.
 MODE_ORDER = ["f64", "f32", "tf32", "f16", "bf16", "f8e4m3", "f8e4m3_e5m2", "f8e5m2_e4m3", "f8e5m2"]
 
 TABLE_HEADER = ["variant", "mode", "shape", "layout", "median time", "GFLOP/s", "% peak", "% ceiling",
-                "max rel. error", "mean rel. error", "label", "cv"]
+                "max rel. error", "mean rel. error", "label", "95% CI"]
 
 TRADE_OFF_NOTE = (
     "Per shape (NN layout), the fastest variant of each compute mode that ran: its GFLOP/s, its "
@@ -42,10 +43,10 @@ LAYOUT_NOTE = (
     "contiguous would let the kernel be.")
 
 PLOT_CAPTION = (
-    "GFLOP/s of each variant and compute mode against the size of square matmuls (NN layout; "
-    "the x axis is n for m = n = k), log-log. Solid horizontal lines are each mode's theoretical "
-    "peak, dashed ones its measured ceiling (bench_peak), in the mode's colour. Hollow markers "
-    "are noisy cases (cv > 5%).")
+    "GFLOP/s of each variant against the size of square matmuls (NN layout; the x axis is n for "
+    "m = n = k), log-log, one panel per dtype; each variant has its own colour, line and marker "
+    "in every panel. A solid dark line is a compute mode's theoretical peak, the dashed one of the "
+    "same colour its measured ceiling (bench_peak).")
 
 
 def _dims(case: Case) -> tuple[int, int, int]:
@@ -81,11 +82,11 @@ def _error(case: Case, key: str) -> str:
     return f"{value:.2e}" if value is not None else fmt.MISSING
 
 
-def matmul_table(cases: list[Case]) -> list[str]:
+def matmul_table(cases: list[Case], device: Optional[Device] = None) -> list[str]:
     rows = []
     for c in sorted(cases, key=lambda c: (_mode_rank(c.name.dtype), _dims(c), _layout(c), c.name.variant)):
         rows.append([c.name.variant, c.name.dtype, _shape_key(c), _layout(c), fmt.duration(c.real_time_s),
-                     fmt.giga(c.flops_per_second), fmt.percent(c.pct_peak), fmt.percent(c.pct_ceiling),
+                     fmt.giga(c.flops_per_second), fmt.percent(c.pct_peak), ceiling_cell(c, device),
                      _error(c, "max_rel_error"), _error(c, "mean_rel_error"), _label_words(c), cv_cell(c)])
     return tables.markdown(TABLE_HEADER, rows)
 
@@ -157,37 +158,46 @@ def size_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
     lines: dict[tuple[str, str], list[Case]] = defaultdict(list)
     for c in cases:
         lines[(c.name.dtype, c.name.variant)].append(c)
-    fig, ax = plots.plt.subplots(figsize=(10, 6))
+    # one panel per dtype: a legend of its variants and its roofs, never 29 entries in one
+    modes = sorted({mode for mode, _ in lines}, key=_mode_rank)
+    cols = min(3, len(modes))
+    rows = (len(modes) + cols - 1) // cols
+    fig, axes = plots.plt.subplots(rows, cols, figsize=(5.2 * cols, 4.2 * rows), squeeze=False)
     styles = ["-", "--", "-.", ":"]
+    markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     variants = sorted({v for _, v in lines})
-    for (mode, variant), group in sorted(lines.items(), key=lambda kv: (_mode_rank(kv[0][0]), kv[0][1])):
-        group.sort(key=lambda c: _dims(c)[0])
-        color = plots.mode_color(mode)
-        ls = styles[variants.index(variant) % len(styles)]
-        xs = [_dims(c)[0] for c in group]
-        ax.plot(xs, [c.flops_per_second / 1e9 for c in group], color=color, ls=ls, lw=1.3,
-                label=f"{mode} {variant}")
-        for noisy in (False, True):
-            points = [c for c in group if c.noisy == noisy]
-            if points:
-                plots.scatter(ax, [_dims(c)[0] for c in points], [c.flops_per_second / 1e9 for c in points],
-                              color, noisy)
-    modes = {c.compute_mode for c in cases if c.compute_mode}
     peaks, ceilings = device.compute_peaks, device.compute_ceilings
-    for mode in sorted(modes):
-        if mode in peaks:
-            ax.axhline(peaks[mode]["flops_per_second"] / 1e9, color=plots.mode_color(mode), lw=2, alpha=0.5,
-                       label=f"peak {mode} {fmt.rate(peaks[mode]['flops_per_second'], 'FLOP/s')}")
-        if mode in ceilings:
-            ax.axhline(ceilings[mode] / 1e9, color=plots.mode_color(mode), lw=1.2, ls="--", alpha=0.7,
-                       label=f"measured {mode} {fmt.rate(ceilings[mode], 'FLOP/s')}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("n (m = n = k)")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Matmul GFLOP/s against size: {device.name} ({device_id})", fontsize=11)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    for index, mode in enumerate(modes):
+        ax = axes[index // cols][index % cols]
+        for (m, variant), group in sorted(lines.items()):
+            if m != mode:
+                continue
+            group.sort(key=lambda c: _dims(c)[0])
+            k = variants.index(variant)
+            color = plots.PALETTE[k % len(plots.PALETTE)]
+            ax.plot([_dims(c)[0] for c in group], [c.flops_per_second / 1e9 for c in group], color=color,
+                    ls=styles[k % len(styles)], marker=markers[k % len(markers)], lw=1.3, ms=5,
+                    mfc="none", label=variant)
+        compute = {c.compute_mode for c in cases if c.name.dtype == mode and c.compute_mode}
+        for j, cm in enumerate(sorted(compute)):
+            roof = ("black", "dimgray", "saddlebrown")[j % 3]
+            if cm in peaks:
+                ax.axhline(peaks[cm]["flops_per_second"] / 1e9, color=roof, lw=1.6, alpha=0.6,
+                           label=f"peak {cm} {fmt.rate(peaks[cm]['flops_per_second'], 'FLOP/s')}")
+            if cm in ceilings:
+                ax.axhline(ceilings[cm] / 1e9, color=roof, lw=1.1, ls=(0, (5, 2)), alpha=0.8,
+                           label=f"measured {cm} {fmt.rate(ceilings[cm], 'FLOP/s')}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n (m = n = k, elements)")
+        ax.set_ylabel("achieved (GFLOP/s)")
+        ax.set_title(f"{mode}: GFLOP/s against size", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=7)
+    for index in range(len(modes), rows * cols):
+        axes[index // cols][index % cols].set_visible(False)
+    fig.suptitle(f"Matmul against size: {device.name} ({device_id})", fontsize=11)
+    fig.tight_layout()
     return plots.save(fig, path)
 
 

@@ -38,13 +38,13 @@ RATIO_CAPTION = (
     "Bandwidth of the fastest own variant of each view kind and dtype as a fraction of the "
     "contiguous copy of as many elements timed in the same process, against the bytes the view "
     "moves (log2). 1.0 (the dashed line) is a view that costs no more than a copy. Hollow markers "
-    "are noisy cases (cv > 5%).")
+    "are unresolved cases (95% CI of the median wider than ±3%).")
 
 STEP_CAPTION = (
     "Bandwidth (logical bytes: the slice's elements read, the result written) of x[:, ::k] made "
     "contiguous, per variant, against the step k. The black dashed line is lib's cache-line "
     "model: the same-process copy's bandwidth times bytes / bytes_touched, i.e. a machine that "
-    "moves whole lines at copy speed. Hollow markers are noisy cases (cv > 5%).")
+    "moves whole lines at copy speed. Hollow markers are unresolved cases (95% CI of the median wider than ±3%).")
 
 
 def view_key(case: Case) -> str:
@@ -123,16 +123,17 @@ def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
         group.sort(key=lambda c: c.bytes)
         color = plots.PALETTE[i % len(plots.PALETTE)]
         ratios = [c.bytes_per_second / copy_beside(copies, c).bytes_per_second for c in group]
-        ax.plot([c.bytes for c in group], ratios, color=color, lw=1.3, label=f"{view} {dtype}")
+        ax.plot([c.bytes for c in group], ratios, color=color, lw=1.3, ls=("-", "--", ":")[i // 10 % 3],
+                label=f"{view} {dtype}")
         for noisy in (False, True):
-            points = [(c.bytes, r) for c, r in zip(group, ratios) if c.noisy == noisy]
+            points = [(c.bytes, r) for c, r in zip(group, ratios) if plots.unresolved(c) == noisy]
             if points:
                 plots.scatter(ax, [p[0] for p in points], [p[1] for p in points], color, noisy)
     ax.axhline(1.0, color="black", ls="--", lw=1)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("bytes moved per iteration (log2)")
-    ax.set_ylabel("bandwidth / same-process copy")
-    ax.set_title(f"What contiguity costs: {device.name} ({device_id})", fontsize=11)
+    ax.set_xlabel("bytes moved per iteration (B, log scale)")
+    ax.set_ylabel("bandwidth / same-process copy (ratio, x)")
+    ax.set_title(f"What contiguity costs (bandwidth / copy): {device.name} ({device_id})", fontsize=11)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     return plots.save(fig, path)
@@ -158,7 +159,7 @@ def step_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
         ax.plot([step(c) for c in group], [c.bytes_per_second / 1e9 for c in group], color=color, lw=1.3,
                 label=f"{variant} {dtype} {shape}")
         for noisy in (False, True):
-            points = [c for c in group if c.noisy == noisy]
+            points = [c for c in group if plots.unresolved(c) == noisy]
             if points:
                 plots.scatter(ax, [step(c) for c in points], [c.bytes_per_second / 1e9 for c in points], color, noisy)
         for c in group:

@@ -1,0 +1,90 @@
+"""What a case is to the report (its role) and which measured ceiling it is held against.
+
+Role: "own", "vendor", "reference" or "baseline" (CONTRACTS.md). A schema-2 context gives it on
+every case (load.py's Case.role); until then it falls back to the variant names that the
+families' tables have always used, so switching is the first line of role().
+
+Ceiling: Case.ceiling_ref (kind, name) where the context gives it; else a copy ceiling for a
+memory-bound case that moves two streams (copies, views, conversions), triad for a broadcast op
+(three streams), the compute mode's ceiling for a compute-bound case. A memory-bound case whose
+bytes fit in a cache level of its device is marked "in L2" (or L1d, L3) instead of a percentage
+of a DRAM ceiling it can exceed by 3x."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..load import Case, Device
+
+VENDOR_VARIANTS = {"onednn", "openblas", "reorder", "cublas", "cublaslt", "cublas_geam"}
+BASELINE_VARIANTS = {"memcpy", "memcpy_async", "copy"}
+REFERENCE_VARIANTS = {("matmul", "naive"), ("broadcast", "reference")}
+THREE_STREAM_FAMILIES = {"broadcast"}
+CACHE_ORDER = ("l1d", "l1", "l2", "l3")
+
+
+def role(case: Case) -> str:
+    given = getattr(case, "role", None)
+    if given:
+        return str(given)
+    variant = case.name.variant
+    if variant in VENDOR_VARIANTS:
+        return "vendor"
+    if (case.name.family, variant) in REFERENCE_VARIANTS:
+        return "reference"
+    if variant in BASELINE_VARIANTS:
+        return "baseline"
+    return "own"
+
+
+def cache_level(case: Case, device: Optional[Device]) -> Optional[str]:
+    """The smallest cache level of the device that holds the case's bytes (memory-bound cases
+    only), e.g. 'L2'; None where it does not fit or the sizes are unknown."""
+    if device is None or case.bound != "memory" or not case.bytes:
+        return None
+    caches = device.caches
+    for level in sorted(caches, key=lambda k: CACHE_ORDER.index(k) if k in CACHE_ORDER else 99):
+        if case.bytes <= caches[level]:
+            return level.upper()
+    return None
+
+
+def ceiling_of(case: Case, device: Optional[Device]) -> Optional[tuple[str, float]]:
+    """(name, value per second) of the measured ceiling the case is held against, else None."""
+    if device is None:
+        return None
+    ref = getattr(case, "ceiling_ref", None)
+    if ref:
+        kind, name = ref
+        table = device.memory_ceilings if kind == "memory" else device.compute_ceilings
+        return (str(name), table[name]) if name in table else None
+    if case.bound == "memory":
+        three = case.name.family in THREE_STREAM_FAMILIES and case.name.variant not in BASELINE_VARIANTS
+        name = "triad" if three else "copy"
+        value = device.memory_ceilings.get(name)
+        return (name, value) if value else None
+    mode = case.compute_mode
+    value = device.compute_ceilings.get(mode) if mode else None
+    return (f"{mode} FMA", value) if value else None
+
+
+def pct_of_ceiling(case: Case, device: Optional[Device]) -> Optional[float]:
+    """The case's rate as a percentage of ceiling_of(); None in cache or without a ceiling."""
+    if cache_level(case, device):
+        return None
+    ceiling = ceiling_of(case, device)
+    if not ceiling or not case.rate:
+        return None
+    return 100 * case.rate / ceiling[1]
+
+
+def ceiling_cell(case: Case, device: Optional[Device]) -> str:
+    """'94.1% copy', 'in L2', or the benchmark's own % ceiling where no ceiling is known."""
+    level = cache_level(case, device)
+    if level:
+        return f"in {level}"
+    ceiling = ceiling_of(case, device)
+    pct = pct_of_ceiling(case, device)
+    if ceiling and pct is not None:
+        return f"{pct:.1f}% {ceiling[0]}"
+    return f"{case.pct_ceiling:.1f}%" if case.pct_ceiling is not None else "—"

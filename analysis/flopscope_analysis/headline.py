@@ -1,0 +1,188 @@
+"""The first screen of report.md: the machine, per family and device the best own result against
+its ceiling and against the vendor (or baseline) timed beside it in the same process, the biggest
+gaps to a vendor, how sure the medians are, and what was skipped (a count per reason; the rows
+are in the appendix at the end).
+
+Ratios pair cases of one file only: bandwidth on a shared machine drifts between processes (the
+same copy measured 47-82 GB/s in three binaries of one run), so a ratio across binaries says more
+about the minute it ran in than about the kernels."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Optional
+
+from . import fmt
+from .families.beside import copies_of, copy_elements
+from .families.generic import case_ci
+from .families.roles import cache_level, ceiling_of, pct_of_ceiling, role
+from .load import Case, Run, device_order
+from .stats import RESOLVED_WITHIN
+from .tables import markdown as table
+
+GAPS_SHOWN = 5
+OVER_CEILING = 105  # percent: beyond this the ceiling, measured in another process, drifted
+REASONS_SHOWN = 6
+CEILING_FAMILY = "peak"  # its cases are the ceilings themselves
+
+
+def _peer_key(case: Case) -> tuple:
+    """Cases that differ only in variant, timed in one process."""
+    return (case.file, case.name.family, case.name.device, case.name.dtype, case.name.shape_text())
+
+
+def _rate_text(case: Case) -> str:
+    unit = "GB/s" if case.bound == "memory" else "GFLOP/s"
+    return f"{fmt.giga(case.rate)} {unit}"
+
+
+def _short(case: Case) -> str:
+    return f"{case.name.variant} {case.name.dtype} {case.name.shape_text()}"
+
+
+def _peers(run: Run) -> dict[tuple, dict[str, list[Case]]]:
+    groups: dict[tuple, dict[str, list[Case]]] = {}
+    for case in run.cases:
+        if case.ok and case.rate:
+            groups.setdefault(_peer_key(case), {}).setdefault(role(case), []).append(case)
+    return groups
+
+
+def _fastest(cases: list[Case]) -> Optional[Case]:
+    return max(cases, key=lambda c: c.rate, default=None)
+
+
+def _copy_in_process(run: Run, case: Case) -> Optional[Case]:
+    """The contiguous copy its binary timed beside a strided, broadcast or convert case (same
+    file, device and n; a conversion's copy is f32->f32)."""
+    n = case.name.shape_dict().get("n") if case.name.family == "convert" else copy_elements(case)
+    if not n:
+        return None
+    found = [c for (path, device, _, m), c in copies_of(run, case.name.family).items()
+             if (path, device, m) == (case.file, case.name.device, n)]
+    same_dtype = [c for c in found if c.name.dtype == case.name.dtype]
+    return (same_dtype or found or [None])[0]
+
+
+def _machine_lines(run: Run) -> list[str]:
+    lines = []
+    for device_id in sorted(run.devices, key=device_order):
+        device = run.devices[device_id]
+        info = device.info
+        facts = [str(info[k]) if k != "cores" else f"{info[k]} cores"
+                 for k in ("isa", "cores") if info.get(k) is not None]
+        if device.caches:
+            facts.append("caches " + ", ".join(f"{k} {fmt.size(v)}" for k, v in device.caches.items()))
+        ceilings = [f"{k} {fmt.giga(v)} GB/s" for k, v in sorted(device.memory_ceilings.items())]
+        ceilings += [f"{k} {fmt.giga(v)} GFLOP/s" for k, v in
+                     sorted(device.compute_ceilings.items(), key=lambda kv: -kv[1])]
+        line = f"- **{device_id}**: {device.name}" + (f" ({'; '.join(facts)})" if facts else "")
+        line += "; measured ceilings: " + (", ".join(ceilings) if ceilings else "none")
+        lines.append(line)
+    lines += [f"- **{d}** skipped: {why}" for d, why in sorted(run.skipped_devices.items())]
+    return lines
+
+
+def _best_table(run: Run) -> tuple[list[str], list[tuple[float, Case, Case]]]:
+    """The per-family table, and every (own rate / vendor rate, own, vendor) of one process."""
+    peers = _peers(run)
+    gaps: list[tuple[float, Case, Case]] = []
+    for group in peers.values():
+        own, vendor = _fastest(group.get("own", [])), _fastest(group.get("vendor", []))
+        if own and vendor:
+            gaps.append((own.rate / vendor.rate, own, vendor))
+    families = sorted({(c.name.family, c.name.device) for c in run.cases
+                       if c.ok and c.name.family != CEILING_FAMILY and role(c) == "own"},
+                      key=lambda fd: (device_order(fd[1]), fd[0]))
+    rows = []
+    over = False
+    for family, device_id in families:
+        device = run.devices.get(device_id)
+        own = [c for c in run.cases if c.ok and c.rate and role(c) == "own"
+               and (c.name.family, c.name.device) == (family, device_id)]
+        out_of_cache = [c for c in own if not cache_level(c, device)]
+        pool = out_of_cache or own
+        with_pct = [c for c in pool if pct_of_ceiling(c, device) is not None]
+        best = (max(with_pct, key=lambda c: pct_of_ceiling(c, device)) if with_pct
+                else max(pool, key=lambda c: c.rate))
+        pct = pct_of_ceiling(best, device)
+        ceiling = ceiling_of(best, device)
+        level = cache_level(best, device)
+        against = (f"in {level}" if level else
+                   f"{pct:.0f}% of {ceiling[0]}" if pct is not None and ceiling else fmt.MISSING)
+        if pct is not None and pct > OVER_CEILING:
+            over = True
+            against += " (!)"
+        group = peers.get(_peer_key(best), {})
+        peer = (_fastest(group.get("vendor", [])) or _fastest(group.get("baseline", []))
+                or _copy_in_process(run, best))
+        beside = (f"{best.rate / peer.rate:.2f}x {peer.name.variant} ({_rate_text(peer)})"
+                  if peer else "none in its process")
+        rows.append([family, device_id, f"`{_short(best)}`", _rate_text(best), against, beside])
+    lines = table(["family", "device", "best own case", "rate", "of ceiling", "vs vendor/baseline, same process"],
+                  rows) if rows else ["No own case ran."]
+    if over:
+        lines += ["", f"(!) above {OVER_CEILING:g}% of a ceiling measured in another process (bench_peak): "
+                  "bandwidth drifts between processes on a shared machine (this VM switches between "
+                  "~47 and ~65 GB/s for seconds at a time), so trust the same-process column."]
+    return lines, gaps
+
+
+def _gap_lines(gaps: list[tuple[float, Case, Case]]) -> list[str]:
+    behind = sorted((g for g in gaps if g[0] < 1), key=lambda g: g[0])[:GAPS_SHOWN]
+    if not behind:
+        return [f"No own case is slower than the vendor timed beside it ({len(gaps)} pairs)."]
+    lines = [f"Biggest gaps to a vendor (own rate / vendor rate, same process; {len(behind)} of "
+             f"{sum(1 for g in gaps if g[0] < 1)} pairs behind, of {len(gaps)}):", ""]
+    lines += table(["case", "own", "vendor", "own / vendor"],
+                   [[f"`{own.name}`", _rate_text(own), f"{vendor.name.variant} {_rate_text(vendor)}",
+                     f"{ratio:.2f}x"] for ratio, own, vendor in behind])
+    return lines
+
+
+def _noise_line(run: Run) -> str:
+    cis = [case_ci(c) for c in run.cases if c.ok]
+    known = [ci for ci in cis if ci is not None]
+    resolved = sum(1 for ci in known if ci.resolved)
+    reps = Counter(ci.n for ci in known)
+    most = reps.most_common(1)[0][0] if reps else 0
+    line = (f"- Noise: the 95% order-statistic CI of the median time is within "
+            f"±{100 * RESOLVED_WITHIN:g}% for {resolved} of {len(cis)} cases")
+    if known and most < 6:
+        line += (f"; most cases have {most} repetitions, and under 6 no interval of the samples "
+                 f"reaches 95% (min..max of {most} covers {100 * (1 - 2 / 2 ** most):.0f}%)")
+    return line + "."
+
+
+def _skip_lines(run: Run) -> list[str]:
+    skipped = [c for c in run.cases if c.status == "skipped"]
+    failed = [c for c in run.cases if c.status == "failed"]
+    ran = sum(1 for c in run.cases if c.ok)
+    lines = [f"- {ran} cases ran, {len(skipped)} skipped, {len(failed)} failed"
+             + (" (**failed cases are listed in the appendix**)" if failed else "") + "."]
+    if skipped:
+        reasons = Counter(c.reason or "no reason given" for c in skipped).most_common()
+        shown = "; ".join(f"{n} × {fmt_reason(why)}" for why, n in reasons[:REASONS_SHOWN])
+        rest = sum(n for _, n in reasons[REASONS_SHOWN:])
+        if rest:
+            shown += f"; {rest} × {len(reasons) - REASONS_SHOWN} other reasons"
+        lines.append(f"- Skipped, by reason: {shown} (every row: appendix at the end).")
+    return lines
+
+
+def fmt_reason(why: str, width: int = 70) -> str:
+    return why if len(why) <= width else why[:width - 1].rstrip() + "…"
+
+
+def headline_lines(run: Run) -> list[str]:
+    lines = ["## Headline", ""]
+    lines += _machine_lines(run)
+    lines += _skip_lines(run)
+    lines += [_noise_line(run), ""]
+    best, gaps = _best_table(run)
+    lines += ["Per family and device, the own case nearest its ceiling (sizes that fit in a cache "
+              "are left out where others ran; a copy is held against the copy ceiling, a 3-stream "
+              "op against triad, compute against its mode's FMA ceiling), and the vendor or "
+              "baseline of the same shape timed in the same process:", ""]
+    lines += best + [""] + _gap_lines(gaps) + [""]
+    return lines

@@ -1,0 +1,87 @@
+"""The headline of report.md on the committed default-suite run of the Zen 4 VM, the
+order-statistic CI of the median against the published table of its ranks, and the ceiling a
+case is held against."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flopscope_analysis.load import load_run
+from flopscope_analysis.report import write_report
+from flopscope_analysis.stats import median_ci
+
+DEFAULT_RUN = Path(__file__).resolve().parents[2] / "results" / "reports" / "cpu-amd-epyc-2026-12-04"
+
+
+@pytest.mark.parametrize("n, ranks, coverage", [
+    # ranks (1-based) of the 95% CI of the median in the standard tables (e.g. Conover,
+    # Practical Nonparametric Statistics, table A3); n < 6: none reaches 95%, min..max given
+    (3, (1, 3), 0.75), (5, (1, 5), 0.9375), (6, (1, 6), 0.96875), (9, (2, 8), 0.9609375),
+    (10, (2, 9), 0.978515625), (20, (6, 15), 0.9586105346679688)])
+def test_median_ci_ranks(n, ranks, coverage):
+    samples = [float(10 * i) for i in range(n, 0, -1)]  # unsorted on purpose
+    ci = median_ci(samples)
+    assert (ci.low, ci.high) == (10.0 * ranks[0], 10.0 * ranks[1])
+    assert ci.coverage == pytest.approx(coverage) and ci.reaches_level == (n >= 6)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("default") / "run"
+    shutil.copytree(DEFAULT_RUN, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
+    write_report(load_run(run_dir), run_dir)
+    return run_dir, (run_dir / "report.md").read_text(encoding="utf-8")
+
+
+def _headline(text: str) -> list[str]:
+    start = text.index("## Headline\n")
+    return text[start:text.index("\n## ", start + 1)].splitlines()
+
+
+def _rate(run_dir: Path, binary: str, name: str, counter: str) -> float:
+    data = json.loads((run_dir / f"{binary}.json").read_text())
+    (entry,) = [e for e in data["benchmarks"] if e["run_name"] == name + "/real_time"
+                and e.get("aggregate_name") == "median"]
+    return entry[counter]
+
+
+def test_headline_is_one_screen_before_the_details(report):
+    _, text = report
+    lines = _headline(text)
+    assert text.index("## Headline") < text.index("## Run") < text.index("## Appendix: skipped")
+    assert len(lines) <= 45
+    skipped = next(line for line in lines if line.startswith("- 291 cases ran"))
+    assert skipped == "- 291 cases ran, 727 skipped, 0 failed."
+    reasons = next(line for line in lines if line.startswith("- Skipped, by reason: "))
+    counts = [int(n) for n in re.findall(r"(?:^|; )(\d+) × ", reasons.removeprefix("- Skipped, by reason: "))]
+    assert sum(counts) == 727 and counts[0] == 682  # every skip counted once, largest first
+    assert "noisy" not in "\n".join(lines)
+
+
+def test_headline_ratios_are_of_one_process_and_the_right_ceiling(report):
+    run_dir, text = report
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in _headline(text)
+            if line.startswith("| ") and " | cpu | " in line}
+    copy = rows["copy"]
+    simd = _rate(run_dir, "bench_copy", "copy/simd/f32/cpu/n=67108864", "bytes_per_second")
+    memcpy = _rate(run_dir, "bench_copy", "copy/memcpy/f32/cpu/n=67108864", "bytes_per_second")
+    ceiling = load_run(run_dir).devices["cpu"].memory_ceilings["copy"]
+    assert copy[4] == f"{100 * simd / ceiling:.0f}% of copy"
+    assert copy[5].startswith(f"{simd / memcpy:.2f}x memcpy")  # same binary, same n
+    assert rows["broadcast"][4].split(" ")[2] == "triad"  # a 3-stream op
+    assert rows["strided"][4].split(" ")[2] == "copy"
+    assert rows["matmul"][4].endswith("% of f64 FMA")  # the best own matmul here is f64
+
+
+def test_cache_resident_sizes_are_marked_not_a_percentage_of_dram(report):
+    _, text = report
+    results = text[text.index("## Results"):]
+    row = next(line for line in results.splitlines() if line.startswith("| simd | f32 | n=16384 |"))
+    assert " in L2 " in row  # 128 KiB moved: fits the 1 MiB L2
+    big = next(line for line in results.splitlines() if line.startswith("| simd | f32 | n=67108864 |"))
+    assert "% copy" in big
