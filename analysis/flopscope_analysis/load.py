@@ -28,7 +28,8 @@ from .names import CaseName, CaseNameError, parse_case_name, strip_gbench_suffix
 NOISY_CV = 0.05  # a case whose cv of real_time exceeds 5% is marked noisy, not to be trusted
 SKIP_PREFIX = "skipped: "
 FAIL_PREFIX = "failed: "
-CONTEXT_SCHEMA = 1
+CONTEXT_SCHEMA = 2  # the newest; schema 1 (no suite, variants or planned cases) is read too
+CONTEXT_SCHEMAS = (1, 2)
 
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Fields that Google Benchmark itself writes into an entry; every other numeric field is a counter.
@@ -386,9 +387,9 @@ def _decode_context(path: Path, context: dict[str, Any]) -> Context:
     if not isinstance(raw, dict):
         raise AnalysisError(f"{path}: context.flopscope is not a JSON object")
     schema = raw.get("schema")
-    if schema != CONTEXT_SCHEMA:
+    if schema not in CONTEXT_SCHEMAS:
         raise AnalysisError(
-            f"{path}: context.flopscope schema is {schema!r}, this analysis reads schema {CONTEXT_SCHEMA}")
+            f"{path}: context.flopscope schema is {schema!r}, this analysis reads schemas 1 and {CONTEXT_SCHEMA}")
 
     def obj(key: str) -> dict[str, Any]:
         value = raw.get(key)
