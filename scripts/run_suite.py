@@ -19,6 +19,7 @@ import datetime
 import os
 import signal
 import socket
+import shutil
 import subprocess
 import sys
 import time
@@ -73,13 +74,20 @@ def stop(child: subprocess.Popen) -> None:
             pass
 
 
+# bench_collectives runs under mpirun with 2 ranks (shared memory); without mpirun it runs alone
+# and every case is a named skip ("needs 2 ranks").
+LAUNCHERS = {"bench_collectives": ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                                   "--mca", "btl", "self,vader"] if shutil.which("mpirun") else []}
+
+
 def run_binary(binary: Path, args: list[str], run_dir: Path, env: dict) -> int:
     """Runs one binary into run_dir/<binary>.json (renamed into place only if it exits 0)."""
     out = run_dir / f"{binary.name}.json"
     partial = run_dir / f".{binary.name}.json.partial"
     console = run_dir / "console" / f"{binary.name}.txt"
     console.parent.mkdir(exist_ok=True)
-    cmd = [str(binary), *args, f"--benchmark_out={partial}", "--benchmark_out_format=json"]
+    cmd = [*LAUNCHERS.get(binary.name, []), str(binary), *args, f"--benchmark_out={partial}",
+           "--benchmark_out_format=json"]
     print(f"flopscope: running {' '.join(cmd[:1] + args)}", flush=True)
     with open(console, "w") as log:
         child = subprocess.Popen(cmd, stdout=log, env=env, preexec_fn=die_with_parent())

@@ -9,7 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 debian_packages=(cmake g++ make git pkg-config libbenchmark-dev libbenchmark-tools libgtest-dev
-                 nlohmann-json3-dev likwid python3-venv libdnnl-dev libopenblas-dev)
+                 nlohmann-json3-dev likwid python3-venv libdnnl-dev libopenblas-dev
+                 openmpi-bin libopenmpi-dev)  # MPI: bench_collectives (optional at build time)
 packages_only=0
 for arg in "$@"; do
   case $arg in

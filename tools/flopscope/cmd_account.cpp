@@ -36,6 +36,7 @@
 #include "flopscope/model.hpp"
 #include "flopscope/sizes.hpp"
 #include "flopscope/training.hpp"
+#include "account_comm.hpp"
 
 namespace flopscope::cli {
 
@@ -739,6 +740,7 @@ void print_mfu(const ModelAccount& model, double seconds, double peak, const std
 }
 
 int cmd_train(const Args& args) {
+  if (wants_data_parallel(args)) return cmd_train_data_parallel(args);  // --busbw: account_comm.cpp
   TrainOptions o = read_train_options(args);
   std::string peak_text;
   const double peak = o.device ? device_peak(o, &peak_text) : 0;

@@ -10,11 +10,11 @@ report.py.
 from __future__ import annotations
 
 from ..load import Run
-from . import backward, broadcast, convert, copy, matmul, peak, strided
+from . import backward, broadcast, collectives, convert, copy, matmul, peak, strided
 from .base import Family, Plot
 from .generic import NOISY_MARK, cv_cell, generic_table, result_row
 
-MODULES = (backward, broadcast, convert, copy, matmul, peak, strided)
+MODULES = (backward, broadcast, collectives, convert, copy, matmul, peak, strided)
 REGISTRY: dict[str, Family] = {module.FAMILY.name: module.FAMILY for module in MODULES}
 
 __all__ = ["Family", "Plot", "REGISTRY", "NOISY_MARK", "cv_cell", "family", "families_in",

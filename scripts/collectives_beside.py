@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""bench_collectives' 2-rank all-reduce beside a plain MPI_Allreduce loop (mpi_allreduce_loop) and,
+where PyTorch is installed, torch.distributed's gloo (gloo_allreduce.py): the same f32 sizes, the
+tools run alternately for --rounds rounds, the median busbw of each per size and the ratios.
+  scripts/collectives_beside.py [--rounds 3] [--sizes 1024,65536,1048576,16777216]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader"]
+
+
+def lines_json(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def run_bench(bench, sizes):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        subprocess.run([*MPIRUN, str(bench), "--devices=cpu", "--collectives=all_reduce", "--ops=sum",
+                        "--placements=out", "--dtypes=f32", "--sizes=" + ",".join(map(str, sizes)),
+                        "--benchmark_min_time=0.2", f"--benchmark_out={out}"],
+                       check=True, capture_output=True, timeout=600, env=dict(os.environ, FLOPSCOPE_WARMUP_S="0.05"))
+        data = json.loads(out.read_text())
+    return {int(b["run_name"].split("/")[4].split("=")[1]): b["busbw"] for b in data["benchmarks"]
+            if not b.get("error_occurred")}
+
+
+def run_lines(command):
+    proc = subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
+    return {row["n"]: row["busbw"] for row in lines_json(proc.stdout)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sizes", default="1024,65536,1048576,16777216")
+    parser.add_argument("--build-dir", default=os.environ.get("FLOPSCOPE_BUILD_DIR", "build"))
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    bench = ROOT / args.build_dir / "bench" / "bench_collectives"
+    loop = ROOT / args.build_dir / "bench" / "mpi_allreduce_loop"
+    if not shutil.which("mpirun") or not bench.exists() or not loop.exists():
+        print("collectives_beside: needs mpirun, bench_collectives and mpi_allreduce_loop (built with MPI)",
+              file=sys.stderr)
+        return 2
+    try:
+        import torch  # noqa: F401
+        tools = ["bench_collectives", "mpi_loop", "gloo"]
+    except ImportError:
+        tools = ["bench_collectives", "mpi_loop"]
+    samples = {t: {n: [] for n in sizes} for t in tools}
+    for _ in range(args.rounds):
+        for tool in tools:
+            if tool == "bench_collectives":
+                got = run_bench(bench, sizes)
+            elif tool == "mpi_loop":
+                got = run_lines([*MPIRUN, str(loop), *map(str, sizes)])
+            else:
+                got = run_lines([sys.executable, str(ROOT / "scripts" / "gloo_allreduce.py"), *map(str, sizes)])
+            for n, busbw in got.items():
+                samples[tool][n].append(busbw)
+    print("| f32 elements | bytes | " + " | ".join(f"{t} busbw GB/s" for t in tools) +
+          " | bench / loop |" + (" bench / gloo |" if "gloo" in tools else ""))
+    print("|---" * (3 + len(tools) + ("gloo" in tools)) + "|")
+    for n in sizes:
+        med = {t: statistics.median(samples[t][n]) for t in tools}
+        row = [str(n), str(4 * n)] + [f"{med[t] / 1e9:.3f}" for t in tools] + [f"{med['bench_collectives'] / med['mpi_loop']:.2f}"]
+        if "gloo" in tools:
+            row.append(f"{med['bench_collectives'] / med['gloo']:.2f}")
+        print("| " + " | ".join(row) + " |")
+    print(f"(median over {args.rounds} alternating rounds; 2 ranks, shared memory; all_reduce sum, out of place)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""bench_collectives under mpirun with 2 ranks at tiny sizes: every collective validated (#wrong 0),
+busbw = algbw x the nccl-tests factor, bytes = count x dtype size; and the bad inputs: one rank, a
+count the ranks do not divide, a wrong result, a rank that dies, a rank that hangs (the timeout)."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from test_bench_binaries import binary
+
+ENV = dict(os.environ, FLOPSCOPE_WARMUP_S="0.05", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+          "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n,
+          "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "send_recv": lambda n: 1.0}
+SIZE = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2}
+
+
+def mpirun(tmp_path, ranks, *flags, env=None, timeout=120):
+    if not shutil.which("mpirun"):
+        pytest.skip("mpirun not found (scripts/setup.sh installs openmpi-bin)")
+    out = tmp_path / "collectives.json"
+    command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(ranks), "--mca", "btl", "self,vader",
+               str(binary("bench_collectives")), "--devices=cpu", *flags, "--benchmark_min_time=0.001",
+               f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dict(ENV, **(env or {})), timeout=timeout)
+    data = json.loads(out.read_text()) if out.exists() else None
+    return proc, data
+
+
+def by_name(data):
+    return {b["run_name"].removesuffix("/manual_time"): b for b in data["benchmarks"]}
+
+
+def extras(name):
+    return dict(part.split("=", 1) for part in name.split("/")[5:])
+
+
+def test_two_ranks_validated_with_nccl_tests_busbw(tmp_path):
+    proc, data = mpirun(tmp_path, 2, "--sizes=1024,4096", "--dtypes=f32,f64,bf16", "--ops=sum,max,prod")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cases = by_name(data)
+    ran = 0
+    for name, b in cases.items():
+        e = extras(name)
+        if b.get("error_occurred"):
+            message = b["error_message"]
+            assert message.startswith("skipped: "), f"{name}: {message}"
+            # The only skips with 2 ranks on the CPU: what MPI cannot do.
+            assert any(w in message for w in ("MPI has no bf16 reduction", "MPI_Bcast has one buffer",
+                                              "send_recv has no in-place form")), f"{name}: {message}"
+            continue
+        ran += 1
+        dtype, n = name.split("/")[2], int(name.split("/")[4].split("=")[1])
+        assert b["wrong"] == 0 and b["ranks"] == 2, name
+        assert b["bytes"] == n * SIZE[dtype], name
+        factor = FACTOR[e["coll"]](2)
+        assert b["bus_factor"] == pytest.approx(factor, rel=1e-12), name
+        assert b["busbw"] == pytest.approx(b["algbw"] * factor, rel=1e-9), name
+        assert b["algbw"] == pytest.approx(b["bytes"] / (b["real_time"] * 1e-6), rel=1e-6), name  # time in us
+    # 7 collectives: 3 reducing x 3 ops x 2 placements + 4 others x 2 placements, minus MPI's gaps.
+    colls = {extras(n)["coll"] for n, b in cases.items() if not b.get("error_occurred")}
+    assert colls == set(FACTOR), colls
+    assert ran >= 60, ran
+    # Only rank 0 printed the table.
+    assert proc.stdout.count("coll=all_reduce/op=sum/place=out/ranks=2/manual_time") == 6
+
+
+def test_bad_inputs_are_named_skips(tmp_path):
+    proc, data = mpirun(tmp_path, 2, "--sizes=1001", "--collectives=all_gather,all_reduce", "--placements=out")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cases = by_name(data)
+    gather = cases["collectives/mpi/f32/cpu/n=1001/coll=all_gather/place=out/ranks=2"]
+    assert gather["error_message"] == ("skipped: 1001 elements not divisible by 2 ranks "
+                                       "(all_gather splits its buffer in one piece per rank)")
+    assert not cases["collectives/mpi/f32/cpu/n=1001/coll=all_reduce/op=sum/place=out/ranks=2"].get("error_occurred")
+    proc, data = mpirun(tmp_path, 1, "--sizes=1024", "--collectives=all_reduce", "--placements=out")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (one,) = data["benchmarks"]
+    assert one["error_message"] == "skipped: needs 2 ranks, this run has 1 (start it under mpirun -np 2)"
+
+
+def test_a_wrong_result_fails_the_case(tmp_path):
+    proc, data = mpirun(tmp_path, 2, "--sizes=1024", "--collectives=all_reduce,all_gather", "--placements=out",
+                        env={"FLOPSCOPE_COLLECTIVES_CORRUPT": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for b in data["benchmarks"]:
+        assert b["error_message"] == "failed: mpi: 1 elements differ from the expected result", b["name"]
+
+
+@pytest.mark.parametrize("hook", ["FLOPSCOPE_COLLECTIVES_DIE", "FLOPSCOPE_COLLECTIVES_STALL"])
+def test_a_rank_that_dies_or_hangs_ends_the_run_keeping_the_results(tmp_path, hook):
+    # Case 2 of 3: the first two finished cases stay in rank 0's JSON; no hang.
+    proc, data = mpirun(tmp_path, 2, "--sizes=1024,2048,4096", "--collectives=all_reduce", "--placements=out",
+                        env={hook: "1:2", "FLOPSCOPE_COLLECTIVE_TIMEOUT_S": "3"}, timeout=60)
+    assert proc.returncode != 0
+    names = [b["run_name"] for b in data["benchmarks"]]
+    assert len(names) == 2 and all(not b.get("error_occurred") for b in data["benchmarks"]), names
+    if hook.endswith("STALL"):
+        assert "did not finish within the timeout" in proc.stderr
