@@ -44,11 +44,12 @@ std::span<const kernels::MatmulVariant> matmul_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_matmul_variants() : kernels::cuda_matmul_variants();
 }
 
-std::vector<std::string> variant_names(Device::Kind kind) {
-  std::vector<std::string> names;
-  for (const auto& v : matmul_variants(kind))
-    if (v.name != "naive" && std::find(names.begin(), names.end(), v.name) == names.end()) names.emplace_back(v.name);
-  return names;
+// Every matmul variant but the reference (a network of f64 triple loops would take minutes).
+std::vector<VariantRow> variant_names(Device::Kind kind) {
+  std::vector<VariantRow> rows;
+  for (auto& row : table_rows(matmul_variants(kind)))
+    if (row.role != kernels::Role::reference) rows.push_back(std::move(row));
+  return rows;
 }
 
 std::optional<kernels::NetworkPass> parse_pass(const std::string& text) {
@@ -97,7 +98,7 @@ std::optional<Case> network_case(const Point& p, kernels::NetworkSpec spec, cons
   std::string words = "out=" + std::string(dtype_name(spec.dtype == DType::f64 ? DType::f64 : DType::f32));
   if (spec.dtype == DType::f16 || spec.dtype == DType::bf16) words += " mixed=f32-master";
   if (emulated) words += " emulated";
-  if (variant->info.vendor) words += " library=" + std::string(variant->info.library);
+  if (variant->role == kernels::Role::vendor) words += " library=" + std::string(variant->info.library);
   c.label = [words] { return words; };
   c.prepare = [spec, pass, variant, kind = device.kind](std::span<const TensorRef> operands) {
     return kernels::prepare_network(kernels::network_steps(spec, pass, operands), *variant, kind);
@@ -149,10 +150,6 @@ std::vector<AxisValue> shapes(std::initializer_list<std::vector<std::int64_t>> l
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Given any of --linears, --mlps, --ffns, the kinds of net not given do not run.
-  const bool any = flag_given(argc, argv, "linears") || flag_given(argc, argv, "mlps") || flag_given(argc, argv, "ffns");
-  const bool linears = !any || flag_given(argc, argv, "linears"), mlps = !any || flag_given(argc, argv, "mlps");
-  const bool ffns = !any || flag_given(argc, argv, "ffns");
   const std::vector<DType> dtypes = {DType::f32, DType::bf16, DType::f16};
   const auto words = [](std::vector<std::string> list) {
     return [list](const DeviceContext&, DType) { return std::vector<AxisValue>(list.begin(), list.end()); };
@@ -173,32 +170,47 @@ int main(int argc, char** argv) {
                 .help = "linear layers: tokens x in x out (default: none on the CPU; on CUDA GPT-2 small's and XL's FFN "
                         "up and down)",
                 .keys = {"m", "k", "n"},
-                .defaults = [linears](const DeviceContext& device, DType) {
-                  if (!linears) return shapes({});
+                .defaults = [](const DeviceContext& device, DType) {
                   // None by default on the CPU: the default FFN block runs the same two products.
                   if (device.device.is_cpu()) return shapes({});
                   return shapes({{8192, 768, 3072}, {8192, 3072, 768}, {8192, 1600, 6400}, {8192, 6400, 1600}});
-                }},
+                },
+                // Given any of --linears, --mlps, --ffns, the kinds of net not given do not run.
+                .none_if_given = {"mlp", "ffn"}},
                {.name = "mlp", .flag = "mlps", .kind = Axis::Kind::shapes,
                 .help = "deep linear MLPs: tokens x width x layers", .keys = {"m", "d", "layers"},
-                .defaults = [mlps](const DeviceContext& device, DType) {
-                  if (!mlps) return shapes({});
+                .defaults = [](const DeviceContext& device, DType) {
                   return device.device.is_cpu() ? shapes({{1024, 1024, 4}}) : shapes({{8192, 4096, 4}});
-                }},
+                },
+                .none_if_given = {"linear", "ffn"}},
                {.name = "ffn", .flag = "ffns", .kind = Axis::Kind::shapes,
                 .help = "feed-forward blocks (GELU): tokens x d_model x d_ff (default: GPT-2 small's; on CUDA also XL's)",
                 .keys = {"m", "d", "d_ff"},
-                .defaults = [ffns](const DeviceContext& device, DType) {
-                  if (!ffns) return shapes({});
+                .defaults = [](const DeviceContext& device, DType) {
                   if (device.device.is_cpu()) return shapes({{2048, 768, 3072}});
                   return shapes({{8192, 768, 3072}, {8192, 1600, 6400}});
-                }}},
+                },
+                .none_if_given = {"linear", "mlp"}}},
       .benches = {{.name = "linear layers", .variants = variant_names, .axes = {"pass", "optimizer", "linear"},
                    .build = build_linear},
                   {.name = "deep linear MLPs", .variants = variant_names, .axes = {"pass", "optimizer", "mlp"},
                    .build = build_mlp},
                   {.name = "feed-forward blocks", .variants = variant_names, .axes = {"pass", "optimizer", "ffn"},
                    .build = build_ffn}},
+      // GPT-2 small's FFN block and the Cruncher (on CUDA also linear layers and XL's FFN), fwd,
+      // bwd and an AdamW step, f32 and bf16 mixed precision, through the fastest own matmul and
+      // the vendors'. Two repetitions: one call is tens of milliseconds here.
+      .suites = {{"default",
+                  {"--dtypes=f32,bf16", "--benchmark_repetitions=2",
+                   "--variants=microkernel,microkernel_dpbf16,onednn,openblas,mma,cublas,cublaslt"}},
+                 {"quick",
+                  {"--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2", "--ffns=512x256x1024",
+                   "--variants=microkernel,onednn,cublas"}},
+                 // GPT-2 small and XL FFN layers and a 4-layer Cruncher, fwd, bwd and an AdamW step:
+                 // own mma beside cuBLAS(Lt).
+                 {"gpu",
+                  {"--dtypes=f32,bf16", "--variants=mma,cublas,cublaslt", "--benchmark_repetitions=2",
+                   "--benchmark_min_time=0.05"}}},
   };
   return run_family(argc, argv, family);
 }

@@ -34,6 +34,7 @@
 #include "flopscope/comm.hpp"
 #include "flopscope/numerics.hpp"
 #include "harness/context.hpp"
+#include "harness/describe.hpp"
 #include "harness/harness.hpp"
 #include "harness/report.hpp"
 
@@ -515,10 +516,16 @@ Family collectives_family() {
                {.name = "n", .flag = "sizes", .help = "element counts (nccl-tests' count)", .defaults = default_counts}},
       .benches = {{.name = "collectives",
                    .variants = [](Device::Kind kind) {
-                     return kind == Device::Kind::cpu ? std::vector<std::string>{"mpi"} : std::vector<std::string>{"nccl"};
+                     return kind == Device::Kind::cpu
+                                ? std::vector<VariantRow>{{"mpi", "the MPI library's collective", kernels::Role::vendor}}
+                                : std::vector<VariantRow>{{"nccl", "NCCL's collective, one rank per GPU", kernels::Role::vendor}};
                    },
                    .axes = {"coll", "op", "place", "n"},
                    .build = build}},
+      .suites = {{"default", {"--devices=cpu"}},
+                 {"quick",
+                  {"--devices=cpu", "--collectives=all_reduce,all_gather,send_recv", "--sizes=1Ki,1Mi",
+                   "--placements=out"}}},
   };
 }
 
@@ -594,6 +601,12 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
     usage_error(family.binary, error.what());
   }
   if (cases.empty()) usage_error(family.binary, "no case selected (check --variants, --dtypes and --devices)");
+  if (selection.describe) {
+    if (g_rank == 0) std::printf("%s\n", describe_json(family, selection, devices, cases).dump(1).c_str());
+    return 0;
+  }
+  const std::string context = context_json(family.binary, selection, devices, variants_json(family, devices, cases),
+                                           cases_json(cases));
   int number = 0;
   for (auto& [device, c] : cases) {
     auto shared = std::make_shared<const Case>(std::move(c));
@@ -624,7 +637,7 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
   int benchmark_argc = int(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&benchmark_argc, args.data());
-  benchmark::AddCustomContext("flopscope", context_json(family.binary, selection, devices));
+  benchmark::AddCustomContext("flopscope", context);
   benchmark::AddCustomContext("collectives_ranks", std::to_string(g_ranks));
   start_watchdog();
   if (g_rank == 0) {

@@ -50,11 +50,7 @@ std::span<const kernels::ConvertVariant> convert_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_convert_variants() : kernels::cuda_convert_variants();
 }
 
-std::vector<std::string> conversion_names(Device::Kind kind) {
-  std::vector<std::string> names;
-  for (const auto& v : convert_variants(kind)) names.emplace_back(v.name);
-  return names;
-}
+std::vector<VariantRow> conversion_names(Device::Kind kind) { return table_rows(convert_variants(kind)); }
 
 // The f32->f32 baseline: bench_copy's own copy kernel.
 std::optional<Case> build_baseline(const Point& p) {
@@ -113,11 +109,17 @@ int main(int argc, char** argv) {
                   return std::vector<AxisValue>{std::string("encode"), std::string("decode")};
                 }}},
       .benches = {{.name = "f32 copy baseline",
-                   .variants = [](Device::Kind) { return std::vector<std::string>{"copy"}; },
+                   .variants = [](Device::Kind) { return std::vector<VariantRow>{copy_baseline_row()}; },
                    .uses_dtypes = false,
                    .axes = {"n"},
                    .build = build_baseline},
                   {.name = "conversions", .variants = conversion_names, .axes = {"direction", "n"}, .build = build_conversion}},
+      // Conversions and their f32->f32 copy baseline share the machine's noise fairly.
+      .suites = {{"default", {"--benchmark_enable_random_interleaving=true"}},
+                 {"quick", {"--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"}},
+                 {"gpu",
+                  {"--sizes=2^26", "--benchmark_repetitions=3", "--benchmark_min_time=0.05",
+                   "--benchmark_enable_random_interleaving=true"}}},
   };
   return run_family(argc, argv, family);
 }

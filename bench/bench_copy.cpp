@@ -36,11 +36,7 @@ std::vector<AxisValue> default_counts(const DeviceContext& device, DType dtype) 
   return counts;
 }
 
-std::vector<std::string> variant_names(Device::Kind kind) {
-  std::vector<std::string> names;
-  for (const auto& v : copy_variants(kind)) names.emplace_back(v.name);
-  return names;
-}
+std::vector<VariantRow> variant_names(Device::Kind kind) { return table_rows(copy_variants(kind)); }
 
 std::optional<Case> build(const Point& p) {
   const auto& variant = kernels::variant_named(copy_variants(p.device->device.kind), p.variant);
@@ -58,6 +54,8 @@ int main(int argc, char** argv) {
       .default_dtypes = {DType::f32},
       .axes = {{.name = "n", .flag = "sizes", .help = "element counts", .defaults = default_counts}},
       .benches = {{.name = "copy", .variants = variant_names, .axes = {"n"}, .build = build}},
+      .suites = {{"quick", {"--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"}},
+                 {"gpu", {"--dtypes=f32", "--benchmark_repetitions=3", "--benchmark_min_time=0.05"}}},
   };
   return run_family(argc, argv, family);
 }

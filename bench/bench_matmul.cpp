@@ -68,12 +68,7 @@ std::span<const kernels::MatmulVariant> matmul_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_matmul_variants() : kernels::cuda_matmul_variants();
 }
 
-std::vector<std::string> variant_names(Device::Kind kind) {
-  std::vector<std::string> names;
-  for (const auto& v : matmul_variants(kind))
-    if (std::find(names.begin(), names.end(), v.name) == names.end()) names.emplace_back(v.name);
-  return names;
-}
+std::vector<VariantRow> variant_names(Device::Kind kind) { return table_rows(matmul_variants(kind)); }
 
 // ---- inputs and checking ----
 
@@ -229,7 +224,7 @@ std::string label_words(const kernels::MatmulVariant& variant, ComputeMode mode,
   if (variant.info.narrow_accumulation > 0)
     words += " accumulate=" + std::string(dtype_name(compute_mode_info(mode).a)) + "x" +
              std::to_string(variant.info.narrow_accumulation) + "+f32";
-  if (variant.info.vendor) words += " library=" + std::string(variant.info.library);
+  if (variant.role == kernels::Role::vendor) words += " library=" + std::string(variant.info.library);
   return words;
 }
 
@@ -340,8 +335,6 @@ std::optional<Case> build_model(const Point& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Squares by default, unless other shapes are asked for.
-  const bool squares_by_default = !flag_given(argc, argv, "shapes") && !flag_given(argc, argv, "model");
   const std::vector<DType> dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2};
   const std::vector<std::string> modes = mode_names();
   const Family family{
@@ -367,9 +360,9 @@ int main(int argc, char** argv) {
                {.name = "square",
                 .flag = "squares",
                 .help = "m = n = k of square matmuls (default: CPU 128 .. 4096, CUDA 256 .. 16384)",
-                .defaults = [squares_by_default](const DeviceContext& device, DType) {
-                  return squares_by_default ? default_squares(device) : std::vector<AxisValue>{};
-                }},
+                .defaults = [](const DeviceContext& device, DType) { return default_squares(device); },
+                // Squares by default, unless other shapes are asked for.
+                .none_if_given = {"shape", "model"}},
                {.name = "shape",
                 .flag = "shapes",
                 .kind = Axis::Kind::shapes,
@@ -395,6 +388,22 @@ int main(int argc, char** argv) {
       .benches = {{.name = "squares", .variants = variant_names, .axes = {"mode", "layout", "square"}, .build = build_square},
                   {.name = "shapes", .variants = variant_names, .axes = {"mode", "layout", "shape"}, .build = build_shape},
                   {.name = "model", .variants = variant_names, .axes = {"mode", "layout", "model", "site"}, .build = build_model}},
+      .suites =
+          {// CPU: every variant and mode at 256 and 1024 NN, f32 and bf16 also NT and TN at 1024; at
+           // 2048 NN f32 and bf16 only (own kernels against oneDNN and OpenBLAS near the FMA
+           // ceiling), without the plain-C++ blocked kernel (a second a call). Each repetition
+           // validates against an f64 reference. CUDA devices: every default square.
+           {"default",
+            {"--benchmark_enable_random_interleaving=true",
+             "--benchmark_filter=-(/cpu/m=(128|512|4096),"
+             "|/cpu/m=(256,n=256,k=256|2048,n=2048,k=2048)/layout=(NT|TN)"
+             "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
+             "|^matmul/(blocked/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=2048,)"}},
+           {"quick", {"--dtypes=f32,bf16", "--squares=512", "--layouts=NN", "--benchmark_enable_random_interleaving=true"}},
+           // Every own kernel beside cuBLAS and cuBLASLt (tf32 and the fp8 pairs come with f32 and f8).
+           {"gpu",
+            {"--dtypes=f32,f16,bf16,f8e4m3,f8e5m2", "--squares=1024,4096,8192", "--layouts=NN,NT",
+             "--benchmark_repetitions=2", "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}}},
   };
   return run_family(argc, argv, family);
 }

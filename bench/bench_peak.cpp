@@ -37,12 +37,7 @@ std::span<const kernels::FmaChainVariant> chain_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_fma_chain_variants() : kernels::cuda_fma_chain_variants();
 }
 
-std::vector<std::string> chain_names(Device::Kind kind) {
-  std::vector<std::string> names;
-  for (const auto& v : chain_variants(kind))
-    if (std::find(names.begin(), names.end(), v.name) == names.end()) names.emplace_back(v.name);
-  return names;
-}
+std::vector<VariantRow> chain_names(Device::Kind kind) { return table_rows(chain_variants(kind)); }
 
 // Chain inputs: the recurrence acc = acc * a + b is checked lane for lane against the scalar
 // reference. For bf16 and f16, a = -1, b = 1 keep every step exact in the narrow type.
@@ -68,7 +63,7 @@ std::optional<Case> build_chains(const Point& p) {
   c.name = {"peak", p.variant, std::string(dtype_name(p.dtype)), device.device.str(), {{"trips", std::int64_t(trips)}}, {}};
   c.bound = Bound::compute;
   c.compute = key;
-  c.ceiling = "compute:" + key;
+  c.measures = CeilingRef{Bound::compute, key};
   c.operands = {Operand::output_of("out", DType::f64, {threads})};
   const auto problem = [mode, trips](std::span<const TensorRef> ops) { return chain_problem(ops[0], mode, trips); };
   // Every thread's value, bit for bit: the scalar recurrence.
@@ -128,7 +123,7 @@ std::optional<Case> build_memory(const Point& p) {
   }
   c.bound = Bound::memory;
   c.compute = compute;
-  c.ceiling = "memory:" + p.variant;
+  c.measures = CeilingRef{Bound::memory, p.variant};
   return c;
 }
 
@@ -164,7 +159,7 @@ std::optional<Case> build_gemm(const Point& p, bool fast_accum) {
   c.cost = matmul_cost(m, n, k, info.a, info.b, DType::f32);
   c.bound = Bound::compute;
   c.compute = key;
-  c.ceiling = "compute:" + key;
+  c.measures = CeilingRef{Bound::compute, key};
   c.operands = {Operand::input("a", info.a, {m, k}, Fill::small_integers),
                 {"b", info.b, {k, n}, {1, k}, 0, false, Fill::small_integers, {}},
                 Operand::output_of("c", DType::f32, {m, n})};
@@ -200,13 +195,18 @@ int main(int argc, char** argv) {
   std::vector<Bench> benches = {
       {.name = "FMA chains", .variants = chain_names, .axes = {}, .build = build_chains},
       {.name = "memory",
-       .variants = [](Device::Kind) { return std::vector<std::string>{"copy", "triad"}; },
+       .variants =
+           [](Device::Kind) {
+             return std::vector<VariantRow>{{"copy", "bench_copy's fastest kernel on this device"},
+                                            {"triad", "STREAM triad a = b + s*c, the peak table's kernel"}};
+           },
        .uses_dtypes = false,
        .axes = {"n"},
        .build = build_memory},
   };
   const auto cublaslt_on_cuda = [](Device::Kind kind) {
-    return kind == Device::Kind::cuda ? std::vector<std::string>{"cublaslt"} : std::vector<std::string>{};
+    return kind == Device::Kind::cuda ? std::vector<VariantRow>{{"cublaslt", "cuBLASLt GEMMs on the tensor cores", kernels::Role::vendor}}
+                                      : std::vector<VariantRow>{};
   };
   benches.push_back({.name = "tensor-core GEMMs",
                      .variants = cublaslt_on_cuda,
@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
                 .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::vector<std::int64_t>{8192}}; }}},
       .benches = benches,
       .measures_ceilings = true,
+      .suites = {{"quick", {"--sizes=2^22"}}, {"gpu", {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}}},
   };
   return run_family(argc, argv, family);
 }

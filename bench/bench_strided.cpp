@@ -135,11 +135,7 @@ std::span<const kernels::CopyVariant> strided_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_strided_variants() : kernels::cuda_strided_variants();
 }
 
-std::vector<std::string> strided_names(Device::Kind kind) {
-  std::vector<std::string> names;
-  for (const auto& v : strided_variants(kind)) names.emplace_back(v.name);
-  return names;
-}
+std::vector<VariantRow> strided_names(Device::Kind kind) { return table_rows(strided_variants(kind)); }
 
 // The contiguous copy of as many elements as the view has.
 std::optional<Case> build_baseline(const Point& p, const ViewGroup& group) {
@@ -286,6 +282,17 @@ int main(int argc, char** argv) {
                       [&group](const Point& p) { return build_strided(p, group); }});
   }
   family.benches = benches_with_baselines(groups, strided_names);
+  // Each view and the copy of the same bytes it is set against, interleaved.
+  family.suites = {{"default", {"--benchmark_enable_random_interleaving=true"}},
+                   // One case of each view kind.
+                   {"quick",
+                    {"--matrices=1024x1024", "--heads=8x256x12x64", "--slices=1024x1024", "--steps=4",
+                     "--expands=1024x1024", "--shape=8x256x12x64", "--perm=0,2,3,1",
+                     "--benchmark_enable_random_interleaving=true"}},
+                   // Every view kind; transposes at 8192^2 (past the 50 MB L2) and a non-power-of-two.
+                   {"gpu",
+                    {"--dtypes=f32,bf16", "--matrices=8192x8192;4095x4097", "--benchmark_repetitions=2",
+                     "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}}};
   check_permutations(argc, argv, family);
   return run_family(argc, argv, family);
 }

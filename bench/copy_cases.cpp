@@ -23,12 +23,16 @@ Case copy_baseline(const std::string& family, DType dtype, std::int64_t n, Devic
   return copy_case({family, "copy", std::string(dtype_name(dtype)), device.str(), {{"n", n}}, {}}, copy, dtype, n, device);
 }
 
+VariantRow copy_baseline_row() {
+  return {"copy", "a contiguous copy of the same bytes (bench_copy's kernel), run beside each case", kernels::Role::baseline};
+}
+
 std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& groups,
-                                          std::function<std::vector<std::string>(Device::Kind)> variants) {
+                                          std::function<std::vector<VariantRow>(Device::Kind)> variants) {
   std::vector<Bench> benches;
   for (const BaselinedGroup& group : groups)
     benches.push_back({.name = group.name + " copy baseline",
-                       .variants = [](Device::Kind) { return std::vector<std::string>{"copy"}; },
+                       .variants = [](Device::Kind) { return std::vector<VariantRow>{copy_baseline_row()}; },
                        .axes = group.axes,
                        .build = group.baseline});
   for (const BaselinedGroup& group : groups)

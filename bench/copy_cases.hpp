@@ -25,6 +25,9 @@ Case copy_case(CaseName name, const kernels::CopyVariant& variant, DType dtype, 
 // kernel on the CPU, cudaMemcpyAsync on a GPU.
 Case copy_baseline(const std::string& family, DType dtype, std::int64_t n, Device device);
 
+// The row of that copy among a family's variants: "copy", Role::baseline.
+VariantRow copy_baseline_row();
+
 // A group of a family's cases that share axes, each case set against a copy baseline.
 struct BaselinedGroup {
   std::string name;
@@ -37,7 +40,7 @@ struct BaselinedGroup {
 // group with `variants`, so that baselines run first, or interleaved with their cases under
 // --benchmark_enable_random_interleaving.
 std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& groups,
-                                          std::function<std::vector<std::string>(Device::Kind)> variants);
+                                          std::function<std::vector<VariantRow>(Device::Kind)> variants);
 
 // The copy table of a kind of device (kernels/cpu/copy.cpp, kernels/cuda/copy.cu).
 std::span<const kernels::CopyVariant> copy_variants(Device::Kind kind);

@@ -54,21 +54,9 @@ failures=()
 
 # Per bench binary: its flags (beside --devices=cuda:0 and the JSON output) and its time limit
 # in seconds. A family not listed runs with the defaults; add a line for a new one.
-declare -A bench_flags=(
-  [bench_peak]="--benchmark_repetitions=3 --benchmark_min_time=0.1"
-  [bench_copy]="--dtypes=f32 --benchmark_repetitions=3 --benchmark_min_time=0.05"
-  [bench_convert]="--sizes=2^26 --benchmark_repetitions=3 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
-  # Every own kernel beside cuBLAS and cuBLASLt (tf32 and the fp8 pairs come with f32 and f8).
-  [bench_matmul]="--dtypes=f32,f16,bf16,f8e4m3,f8e5m2 --squares=1024,4096,8192 --layouts=NN,NT --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
-  # Every view kind; transposes at 8192^2 (past the 50 MB L2) and a non-power-of-two.
-  [bench_strided]="--dtypes=f32,bf16 --matrices=8192x8192;4095x4097 --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
-  [bench_broadcast]="--dtypes=f32,bf16 --ops=add --variants=copy,plain,vec --benchmark_repetitions=2 --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true"
-  # GPT-2 small and XL FFN layers and a 4-layer Cruncher, fwd, bwd and an AdamW step: own mma beside cuBLAS(Lt).
-  [bench_backward]="--dtypes=f32,bf16 --variants=mma,cublas,cublaslt --benchmark_repetitions=2 --benchmark_min_time=0.05"
-)
+# Each binary's flags on the GPU are its own suite data: --suite=gpu (`BINARY --describe` lists them).
 declare -A bench_limit_s=([bench_peak]=120 [bench_copy]=60 [bench_convert]=60 [bench_matmul]=90 [bench_strided]=60
                           [bench_broadcast]=45 [bench_backward]=60)
-default_flags="--benchmark_repetitions=2 --benchmark_min_time=0.05"
 default_limit_s=60
 test_limit_s=180
 memcheck_limit_s=240
@@ -274,7 +262,7 @@ for name in "${ordered[@]}"; do
     record_failure "$name (not run: time budget)"
     continue
   fi
-  read -r -a flags <<<"${bench_flags[$name]:-$default_flags}"
+  flags=(--suite=gpu)
   if [[ $name == bench_peak ]]; then flags+=("--write-ceilings=$FLOPSCOPE_CEILINGS_DIR"); fi
   log_only "==== $name --devices=cuda:0 ${flags[*]} (limit $limit s)"
   start=$SECONDS

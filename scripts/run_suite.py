@@ -33,55 +33,8 @@ from flopscope_analysis.cli import main as analysis_main  # noqa: E402
 
 EXIT_INTERRUPTED = 130
 
-# Per binary: the flags of the default suite and of --quick. Sizes are element counts.
-SUITES = {
-    "default": {
-        "common": ["--benchmark_repetitions=3", "--benchmark_min_time=0.1"],
-        "bench_peak": [],
-        "bench_copy": [],
-        "bench_collectives": ["--devices=cpu"],
-        # Conversions and their f32->f32 copy baseline share the machine's noise fairly.
-        "bench_convert": ["--benchmark_enable_random_interleaving=true"],
-        # CPU: every variant and mode at 256 and 1024 NN, f32 and bf16 also NT and TN at 1024; at
-        # 2048 NN f32 and bf16 only (own kernels against oneDNN and OpenBLAS near the FMA
-        # ceiling), without the plain-C++ blocked kernel (a second a call). Each repetition
-        # validates against an f64 reference. CUDA devices: every default square.
-        "bench_matmul": ["--benchmark_enable_random_interleaving=true",
-                         "--benchmark_filter=-(/cpu/m=(128|512|4096),"
-                         "|/cpu/m=(256,n=256,k=256|2048,n=2048,k=2048)/layout=(NT|TN)"
-                         "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
-                         "|^matmul/(blocked/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=2048,)"],
-        # Each view or broadcast and the copy of the same bytes it is set against, interleaved.
-        # bench_broadcast: add only (mul moves the same bytes); its "reference" (lib's iterator in
-        # double, 10x slower) validates every case but is not timed here.
-        "bench_strided": ["--benchmark_enable_random_interleaving=true"],
-        "bench_broadcast": ["--ops=add", "--variants=copy,simd,onednn,plain,vec",
-                            "--benchmark_enable_random_interleaving=true"],
-        # GPT-2 small's FFN block and the Cruncher (on CUDA also linear layers and XL's FFN), fwd,
-        # bwd and an AdamW step, f32 and bf16 mixed precision, through the fastest own matmul and
-        # the vendors'. Two repetitions: one call is tens of milliseconds here.
-        "bench_backward": ["--dtypes=f32,bf16", "--benchmark_repetitions=2",
-                           "--variants=microkernel,microkernel_dpbf16,onednn,openblas,mma,cublas,cublaslt"],
-    },
-    "quick": {
-        "common": ["--benchmark_repetitions=2", "--benchmark_min_time=0.02"],
-        "bench_peak": ["--sizes=2^22"],
-        "bench_collectives": ["--devices=cpu", "--collectives=all_reduce,all_gather,send_recv",
-                              "--sizes=1Ki,1Mi", "--placements=out"],
-        "bench_copy": ["--dtypes=f32", "--sizes=1Ki,64Ki,1Mi,16Mi"],
-        "bench_convert": ["--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"],
-        "bench_matmul": ["--dtypes=f32,bf16", "--squares=512", "--layouts=NN",
-                         "--benchmark_enable_random_interleaving=true"],
-        # One case of each view kind and each broadcast pattern.
-        "bench_strided": ["--matrices=1024x1024", "--heads=8x256x12x64", "--slices=1024x1024", "--steps=4",
-                          "--expands=1024x1024", "--shape=8x256x12x64", "--perm=0,2,3,1",
-                          "--benchmark_enable_random_interleaving=true"],
-        "bench_broadcast": ["--btd=8x256x768", "--outer=1024x1024", "--ops=add",
-                            "--benchmark_enable_random_interleaving=true"],
-        "bench_backward": ["--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2", "--ffns=512x256x1024",
-                           "--variants=microkernel,onednn,cublas"],
-    },
-}
+# Each binary's flags for a suite are its own data (`BINARY --describe` lists them under
+# "suites"): the runner passes --suite=default or --suite=quick and knows no binary's flags.
 
 
 def ceilings_flags(ceilings_dir: Path, quick: bool) -> list[str]:
@@ -163,13 +116,13 @@ def find_binaries(bench_dir: Path, only: str) -> list[Path]:
 
 def run_suite(binaries: list[Path], run_dir: Path, quick: bool, env: dict) -> int:
     """Runs every binary, keeping status.json up to date; 0, or 1 when a binary failed."""
-    suite = SUITES["quick" if quick else "default"]
+    suite = "quick" if quick else "default"
     status = {"suite": "quick" if quick else "default", "started_at": runstatus.now(),
               "finished_at": None, "binaries": [b.name for b in binaries], "finished": [], "failed": []}
     runstatus.write(run_dir, runstatus.RUNNING, **status)
     try:
         for binary in binaries:
-            extra = suite["common"] + suite.get(binary.name, [])
+            extra = [f"--suite={suite}"]
             if binary.name == "bench_peak":
                 extra += ceilings_flags(Path(env["FLOPSCOPE_CEILINGS_DIR"]), quick)
             failed = run_binary(binary, extra, run_dir, env) != 0

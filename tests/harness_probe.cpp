@@ -86,14 +86,14 @@ int main(int argc, char** argv) {
       .benches = {{.name = "probe",
                    .variants = [](Device::Kind kind) {
                      return kind == Device::Kind::cpu
-                                ? std::vector<std::string>{"copy", "skip", "wrong", "throws", "explodes", "counted"}
-                                : std::vector<std::string>{};
+                                ? std::vector<VariantRow>{{"copy"}, {"skip"}, {"wrong"}, {"throws"}, {"explodes"}, {"counted"}}
+                                : std::vector<VariantRow>{};
                    },
                    .axes = {"n", "view", "perm"},
                    .build = build},
                   {.name = "shaped",
                    .variants = [](Device::Kind kind) {
-                     return kind == Device::Kind::cpu ? std::vector<std::string>{"copy"} : std::vector<std::string>{};
+                     return kind == Device::Kind::cpu ? std::vector<VariantRow>{{"copy"}} : std::vector<VariantRow>{};
                    },
                    .axes = {"n", "view", "perm", "shape"},
                    .build = build}},

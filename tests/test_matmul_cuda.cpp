@@ -257,7 +257,7 @@ TEST(CudaMatmulTable, ListsTheLadderAndTheVendors) {
   for (const auto& variant : kernels::cuda_matmul_variants()) {
     names.emplace_back(variant.name);
     EXPECT_EQ(variant.device, Device::Kind::cuda);
-    EXPECT_EQ(variant.info.vendor, variant.name == "cublas" || variant.name == "cublaslt") << variant.name;
+    EXPECT_EQ(variant.role == kernels::Role::vendor, variant.name == "cublas" || variant.name == "cublaslt") << variant.name;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"naive", "smem", "regblock", "mma", "cublas", "cublaslt"}));
 }

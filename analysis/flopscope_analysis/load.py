@@ -28,7 +28,8 @@ from .names import CaseName, CaseNameError, parse_case_name, strip_gbench_suffix
 NOISY_CV = 0.05  # a case whose cv of real_time exceeds 5% is marked noisy, not to be trusted
 SKIP_PREFIX = "skipped: "
 FAIL_PREFIX = "failed: "
-CONTEXT_SCHEMA = 1
+CONTEXT_SCHEMA = 2  # the newest; schema 1 (no suite, variants or planned cases) is read too
+CONTEXT_SCHEMAS = (1, 2)
 
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Fields that Google Benchmark itself writes into an entry; every other numeric field is a counter.
@@ -181,6 +182,20 @@ class Context:
     devices: dict[str, Device]
     skipped_devices: dict[str, str]
     gbench: dict[str, Any]
+    schema: int = 1
+    suite: Optional[str] = None
+    # schema 2: the binary's variants and planned cases as --describe writes them (FORMAT.md);
+    # empty for schema 1
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    planned: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def unknown(self) -> list[str]:
+        """What a file of an older binary cannot say (schema 1: no roles, no planned cases)."""
+        if self.schema >= 2:
+            return []
+        return [f"{self.binary}: roles, typed ceilings and planned cases unknown: written by an older binary "
+                "(context schema 1)"]
 
 
 @dataclass(frozen=True)
@@ -213,6 +228,34 @@ class Case:
     label: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
+    # From the context's planned cases (schema 2); None where the file is schema 1.
+    role: Optional[str] = None  # "own", "vendor", "reference", "baseline"
+    group: Optional[str] = None  # the bench it came from ("conversions")
+    planned_ceiling: Optional[tuple[str, str]] = None
+    planned_measures: Optional[tuple[str, str]] = None
+
+    @property
+    def ceiling_ref(self) -> Optional[tuple[str, str]]:
+        """(kind, name) of the ceiling the case is set against: ("memory", "best"),
+        ("compute", "f32"); None for a ceiling case or where not known. Schema 1: from the
+        label's bound= and compute=."""
+        if self.planned_ceiling is not None or self.role is not None:
+            return self.planned_ceiling
+        if self.measures is not None:
+            return None
+        if self.label.get("bound") == "memory":
+            return ("memory", "best")
+        mode = self.label.get("compute")
+        return ("compute", mode) if self.label.get("bound") == "compute" and mode else None
+
+    @property
+    def measures(self) -> Optional[tuple[str, str]]:
+        """(kind, name) of the ceiling a bench_peak case measures; schema 1: its label's
+        ceiling=kind:name."""
+        if self.planned_measures is not None:
+            return self.planned_measures
+        kind, _, name = self.label.get("ceiling", "").partition(":")
+        return (kind, name) if kind and name else None
 
     @property
     def ok(self) -> bool:
@@ -316,6 +359,17 @@ class Run:
     def cases(self) -> list[Case]:
         return [case for f in self.files for case in f.cases]
 
+    @property
+    def planned(self) -> dict[str, list[str]]:
+        """binary -> the case names its context planned to run, in order (schema 2 files only):
+        a case planned but absent from the results did not finish."""
+        return {f.context.binary: [c["name"] for c in f.context.planned] for f in self.files if f.context.schema >= 2}
+
+    @property
+    def unknown(self) -> list[str]:
+        """One line per file that cannot say what a newer one would (FORMAT.md, context schema)."""
+        return [line for f in self.files for line in f.context.unknown]
+
     def file(self, binary: str) -> Optional[BenchFile]:
         for f in self.files:
             if f.path.stem == binary or f.context.binary == binary:
@@ -386,9 +440,9 @@ def _decode_context(path: Path, context: dict[str, Any]) -> Context:
     if not isinstance(raw, dict):
         raise AnalysisError(f"{path}: context.flopscope is not a JSON object")
     schema = raw.get("schema")
-    if schema != CONTEXT_SCHEMA:
+    if schema not in CONTEXT_SCHEMAS:
         raise AnalysisError(
-            f"{path}: context.flopscope schema is {schema!r}, this analysis reads schema {CONTEXT_SCHEMA}")
+            f"{path}: context.flopscope schema is {schema!r}, this analysis reads schemas 1 and {CONTEXT_SCHEMA}")
 
     def obj(key: str) -> dict[str, Any]:
         value = raw.get(key)
@@ -405,8 +459,27 @@ def _decode_context(path: Path, context: dict[str, Any]) -> Context:
         devices[str(device_id)] = Device(str(device_id), info)
     skipped = {str(k): str(v) for k, v in obj("skipped_devices").items()}
     gbench = {k: v for k, v in context.items() if k != "flopscope"}
+
+    def rows(key: str) -> list[dict[str, Any]]:
+        value = raw.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(r, dict) and isinstance(r.get("name"), str)
+                                                  for r in value):
+            raise AnalysisError(f"{path}: context.flopscope.{key} is not a list of objects with a name")
+        return value
+
+    suite = raw.get("suite")
     return Context(binary=str(raw.get("binary") or path.stem), build=obj("build"), run=obj("run"),
-                   devices=devices, skipped_devices=skipped, gbench=gbench)
+                   devices=devices, skipped_devices=skipped, gbench=gbench, schema=int(schema),
+                   suite=suite if isinstance(suite, str) else None, variants=rows("variants"),
+                   planned=rows("cases") if schema >= 2 else [])
+
+
+def _ref(value: Any) -> Optional[tuple[str, str]]:
+    if isinstance(value, dict) and isinstance(value.get("kind"), str) and isinstance(value.get("name"), str):
+        return (value["kind"], value["name"])
+    return None
 
 
 def _entry_run_name(path: Path, index: int, entry: Any) -> str:
@@ -525,6 +598,12 @@ def bench_file(path: Path, document: Any) -> BenchFile:
         grouped.setdefault(_entry_run_name(path, index, entry), []).append(entry)
     cases = [_build_case(path, context.binary, run_name, entries)
              for run_name, entries in grouped.items()]
+    planned = {c["name"]: c for c in context.planned}
+    for case in cases:
+        if row := planned.get(re.sub(r"/(real_time|manual_time)$", "", case.run_name)):
+            case.role = row.get("role") if isinstance(row.get("role"), str) else None
+            case.group = row.get("group") if isinstance(row.get("group"), str) else None
+            case.planned_ceiling, case.planned_measures = _ref(row.get("ceiling")), _ref(row.get("measures"))
     return BenchFile(path=path, context=context, cases=cases, document=document)
 
 

@@ -1,10 +1,13 @@
 import json
 import math
+import os
+from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES
 from flopscope_analysis import AnalysisError
+from flopscope_analysis import load
 from flopscope_analysis.load import NOISY_CV, load_file, load_run, parse_label
 
 
@@ -141,7 +144,7 @@ def test_tolerates_missing_optional_fields(tmp_path):
 
 @pytest.mark.parametrize("flopscope, message", [
     ("{not json", "not a JSON-encoded string"),
-    (json.dumps({"schema": 2}), "schema is 2"),
+    (json.dumps({"schema": 3}), "schema is 3"),
     (json.dumps({"devices": {}}), "schema is None"),
     (json.dumps([1, 2]), "not a JSON object"),
     (json.dumps({"schema": 1, "devices": []}), "devices is not a JSON object"),
@@ -276,3 +279,35 @@ def test_status_json_is_the_run_status_not_a_bench_file(tmp_path):
     (run_dir / "status.json").write_text('{"state": "maybe"}')
     with pytest.raises(AnalysisError, match="not a run status"):
         load_run(run_dir)
+
+
+def test_schema_2_context_gives_roles_ceilings_and_planned_cases(tmp_path):
+    """A schema-2 file (what the binaries write since issue 21): roles, typed ceilings and the
+    planned cases come from the context; a schema-1 file says they are unknown."""
+    import subprocess
+    bench = Path(__file__).resolve().parents[2] / "build" / "bench" / "bench_copy"
+    if not bench.exists():
+        pytest.skip(f"{bench} not built")
+    out = tmp_path / "bench_copy.json"
+    subprocess.run([str(bench), "--sizes=1Ki", "--devices=cpu", "--variants=memcpy,simd",
+                    "--benchmark_min_time=0.001", "--benchmark_repetitions=1", f"--benchmark_out={out}",
+                    "--benchmark_out_format=json"], check=True, capture_output=True,
+                   env=dict(os.environ, FLOPSCOPE_WARMUP_S="0"))
+    f = load.load_file(out)
+    assert f.context.schema == 2 and f.context.unknown == []
+    roles = {c.name.variant: c.role for c in f.cases}
+    assert roles == {"memcpy": "baseline", "simd": "own"}
+    assert {c.ceiling_ref for c in f.cases} == {("memory", "best")} and {c.measures for c in f.cases} == {None}
+    assert {c.group for c in f.cases} == {"copy"}
+    run = load.make_run(tmp_path, "r", [f])
+    assert run.planned == {"bench_copy": ["copy/memcpy/f32/cpu/n=1024", "copy/simd/f32/cpu/n=1024"]}
+    # the same file as an older binary wrote it: no roles, and it says so
+    document = json.loads(out.read_text())
+    context = json.loads(document["context"]["flopscope"])
+    for key in ("suite", "variants", "cases"):
+        del context[key]
+    context["schema"] = 1
+    document["context"]["flopscope"] = json.dumps(context)
+    old = load.bench_file(out, document)
+    assert {c.role for c in old.cases} == {None} and "older binary" in old.context.unknown[0]
+    assert {c.ceiling_ref for c in old.cases} == {("memory", "best")}

@@ -27,14 +27,23 @@ def entries(index: int, name: str, nbytes: float, gbps: float, flops: float = 0.
     return out
 
 
+ROLES = {"reorder": "vendor", "cublas_geam": "vendor", "onednn": "vendor", "copy": "baseline"}
+
+
 def write(tmp_path, binary: str, cases: list[tuple]) -> load_run:
     benchmarks = []
     for i, (name, nbytes, gbps, *rest) in enumerate(cases):
         benchmarks += entries(i, name, nbytes, gbps, **(rest[0] if rest else {}))
     run_dir = tmp_path / "run"
     run_dir.mkdir(exist_ok=True)
-    (run_dir / f"{binary}.json").write_text(json.dumps(
-        {"context": fixtures.context(binary, fixtures.CEILINGS), "benchmarks": benchmarks}))
+    # A schema-2 context: the planned cases carry their variants' roles, as the binaries write them.
+    context = fixtures.context(binary, fixtures.CEILINGS)
+    flopscope = json.loads(context["flopscope"]) if isinstance(context["flopscope"], str) else context["flopscope"]
+    flopscope.update(schema=2, suite=None, variants=[], cases=[
+        {"name": name, "variant": name.split("/")[1], "role": ROLES.get(name.split("/")[1], "own")}
+        for name, *_ in cases])
+    context["flopscope"] = json.dumps(flopscope)
+    (run_dir / f"{binary}.json").write_text(json.dumps({"context": context, "benchmarks": benchmarks}))
     return run_dir
 
 

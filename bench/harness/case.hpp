@@ -27,6 +27,16 @@ namespace flopscope::bench {
 
 enum class Bound { memory, compute };
 
+// A ceiling by kind and name, as the ceilings file keys it: {memory, "copy"}, {memory, "triad"},
+// {compute, "f32"}. Written "memory:copy" in a bench_peak case's label.
+struct CeilingRef {
+  Bound kind = Bound::memory;
+  std::string name;
+
+  std::string str() const { return std::string(kind == Bound::memory ? "memory:" : "compute:") + name; }
+  bool operator==(const CeilingRef&) const = default;
+};
+
 // How the harness fills an input before the validated run (seeded by the case, reproducibly).
 enum class Fill {
   random_bits,     // random bytes (every bit pattern, NaNs included): copies, conversions' decode
@@ -77,7 +87,9 @@ struct Case {
   Cost cost;                 // FLOPs and bytes of one run, from lib/'s accounting
   Bound bound = Bound::memory;
   std::string compute;       // peak key whose rate applies ("f32", "f8", ...); empty: none
-  std::string ceiling;       // bench_peak only: "memory:copy", "compute:f32"
+  std::optional<CeilingRef> measures;  // bench_peak only: the ceiling this case measures
+  kernels::Role role = kernels::Role::own;  // its variant's (set by the harness from the bench's rows)
+  std::string group;         // the bench it comes from ("conversions", "f32 copy baseline"; set by the harness)
   std::optional<std::string> skip;  // a named skip: listed with its reason, never run
   // Words added to the label after bound= and compute= ("out=f32 emulated"), asked when the
   // counters are set (after the timed run, so a choice made in prepare() can be one). May be empty.
@@ -87,6 +99,11 @@ struct Case {
   std::function<kernels::Runner(std::span<const TensorRef> operands)> prepare;
   Validation validation;
 };
+
+// The ceiling a case is set against (the report's pct_ceiling_*): none for one that measures a
+// ceiling itself; memory bandwidth ({memory, "best"}: the ceilings file's best memory rate) for a
+// memory-bound case; its compute key's FLOP/s for a compute-bound one with a key.
+std::optional<CeilingRef> set_against(const Case& c);
 
 // The operands' views with no storage behind them (data null) on `device`: what a variant's
 // unavailable() and applies() look at (dtypes, shapes, strides, device), before allocation.

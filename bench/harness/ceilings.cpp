@@ -17,7 +17,7 @@ using nlohmann::json;
 void CeilingsCollector::add(const benchmark::BenchmarkReporter::Run& run) {
   auto label = labels_.find(run.run_name.function_name);
   if (label == labels_.end() || run.error_occurred) return;
-  const bool memory = label->second.ceiling.starts_with("memory:");
+  const bool memory = label->second.ceiling.kind == Bound::memory;
   auto counter = run.counters.find(memory ? "bytes_per_second" : "flops_per_second");
   if (counter == run.counters.end()) return;
   Values& values = values_[label->first];
@@ -76,8 +76,7 @@ std::vector<std::string> CeilingsCollector::write(const std::string& dir, bool k
     if (!values.median && values.repetitions.empty()) continue;
     const double value = values.median ? *values.median : median_of(values.repetitions);
     const Label& label = labels_.at(name);
-    const auto colon = label.ceiling.find(':');
-    auto& slot = best[label.device][label.ceiling.substr(0, colon)][label.ceiling.substr(colon + 1)];
+    auto& slot = best[label.device][label.ceiling.kind == Bound::memory ? "memory" : "compute"][label.ceiling.name];
     slot = std::max(slot, value);
   }
   std::vector<std::string> lines;

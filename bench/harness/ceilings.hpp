@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "case.hpp"
 #include "devices.hpp"
 
 namespace flopscope::bench {
@@ -21,7 +22,7 @@ class CeilingsCollector {
   // `ceilings` maps a registered case name to its device and ceiling label.
   struct Label {
     std::string device;
-    std::string ceiling;  // "memory:copy", "compute:f32"
+    CeilingRef ceiling;  // {memory, "copy"}, {compute, "f32"}
   };
   explicit CeilingsCollector(std::map<std::string, Label> labels) : labels_(std::move(labels)) {}
 

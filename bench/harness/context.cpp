@@ -67,8 +67,9 @@ std::string rate(double value, const char* unit) {
 
 }  // namespace
 
-std::string context_json(const std::string& binary, const Selection& selection, const std::vector<DeviceContext>& devices) {
-  json context = {{"schema", 1}, {"binary", binary}};
+std::string context_json(const std::string& binary, const Selection& selection, const std::vector<DeviceContext>& devices,
+                         json variants, json cases) {
+  json context = {{"schema", 2}, {"binary", binary}};
   context["build"] = {{"compiler", std::string(__VERSION__)},
                       {"build_type", FLOPSCOPE_BUILD_TYPE},
                       {"git_commit", git_commit()},
@@ -91,6 +92,9 @@ std::string context_json(const std::string& binary, const Selection& selection, 
 #endif
   context["devices"] = probed;
   context["skipped_devices"] = skipped;
+  context["suite"] = selection.suite ? json(*selection.suite) : json();
+  context["variants"] = std::move(variants);
+  context["cases"] = std::move(cases);
   return context.dump();
 }
 

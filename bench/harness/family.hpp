@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -42,6 +43,9 @@ struct Axis {
   // cache) and dtype (element counts of a byte size).
   std::function<std::vector<AxisValue>(const DeviceContext&, DType)> defaults;
   std::int64_t minimum = 1;  // integers and shape dims below this are rejected
+  // Other axes (by name) whose flag, given, empties this one's defaults: bench_matmul's squares
+  // run by default only without --shapes or --model.
+  std::vector<std::string> none_if_given;
 };
 
 // One point of a bench's product: what build() makes a case of.
@@ -56,10 +60,30 @@ struct Point {
   const std::string& choice(const std::string& axis) const;            // choices
 };
 
+// A variant as a bench lists it: a kernel-table row's name, description and role (table_rows()),
+// or a bench's own ("copy", the baseline beside views and conversions).
+struct VariantRow {
+  std::string name;
+  std::string description;
+  kernels::Role role = kernels::Role::own;
+};
+
+// The rows of a kernel table, in its order, each name once (the first row of a name wins).
+template <class V>
+std::vector<VariantRow> table_rows(std::span<const V> table) {
+  std::vector<VariantRow> rows;
+  for (const auto& v : table) {
+    bool seen = false;
+    for (const auto& row : rows) seen = seen || row.name == v.name;
+    if (!seen) rows.push_back({std::string(v.name), std::string(v.description), v.role});
+  }
+  return rows;
+}
+
 struct Bench {
   std::string name;  // for --help: "conversions", "memory ceilings"
   // The variants on one kind of device, in the order they run (from the kernel tables).
-  std::function<std::vector<std::string>(Device::Kind)> variants;
+  std::function<std::vector<VariantRow>(Device::Kind)> variants;
   bool uses_dtypes = true;         // false: one pass per point, whatever --dtypes says
   std::vector<std::string> axes;   // the family's axes it takes, by name, outermost first
   // A case for the point, or nullopt where the combination does not exist (an f16-only variant
@@ -75,6 +99,18 @@ struct Family {
   std::vector<Axis> axes;
   std::vector<Bench> benches;
   bool measures_ceilings = false;  // bench_peak: accepts --write-ceilings=DIR and --keep-ceilings
+  // --suite=<name>: this binary's flags in each suite (kSuites: default, quick, gpu), after the
+  // suite's common flags and before the command line's own. A suite not listed: its common
+  // flags alone.
+  std::map<std::string, std::vector<std::string>> suites;
 };
+
+// The suites every binary takes: what --suite=<name> is for, and the flags it gives every binary.
+struct SuiteInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::string> common;
+};
+extern const std::vector<SuiteInfo> kSuites;
 
 }  // namespace flopscope::bench

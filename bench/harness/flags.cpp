@@ -103,6 +103,14 @@ std::vector<AxisValue> parse_axis(const std::string& binary, const Axis& axis, c
 
 }  // namespace
 
+const std::vector<SuiteInfo> kSuites = {
+    {"default", "scripts/run_suite.py's default suite: every family at its default sizes",
+     {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}},
+    {"quick", "scripts/run_suite.py --quick: one or a few sizes of each family, in a few minutes",
+     {"--benchmark_repetitions=2", "--benchmark_min_time=0.02"}},
+    {"gpu", "bench/gpu_check.sh on cuda:0: the GPU's cases that fit its time budget", {"--devices=cuda:0"}},
+};
+
 void usage_error(const std::string& binary, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", binary.c_str(), message.c_str());
   std::exit(2);
@@ -112,7 +120,7 @@ std::vector<std::string> family_variants(const Family& family) {
   std::vector<std::string> names;
   for (Device::Kind kind : {Device::Kind::cpu, Device::Kind::cuda})
     for (const Bench& bench : family.benches)
-      for (auto& name : bench.variants(kind)) push_unique(names, name);
+      for (auto& row : bench.variants(kind)) push_unique(names, row.name);
   return names;
 }
 
@@ -121,6 +129,26 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   Selection selection;
   for (int i = 0; i < argc; ++i) selection.argv.emplace_back(argv[i]);
   selection.benchmark_args.push_back(selection.argv.front());
+  // --suite=NAME stands for its flags, read before the rest of the command line (which can
+  // override them: the last --dtypes wins).
+  std::vector<std::string> args = {selection.argv.front()};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--suite=", 0) != 0) continue;
+    const std::string name = arg.substr(8);
+    const auto suite = std::find_if(kSuites.begin(), kSuites.end(), [&](const SuiteInfo& s) { return s.name == name; });
+    if (suite == kSuites.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : kSuites) names.push_back(s.name);
+      usage_error(binary, "unknown suite '" + name + "' (accepted: " + join(names) + ")");
+    }
+    if (selection.suite && *selection.suite != name) usage_error(binary, "two suites: --suite=" + *selection.suite + " and " + arg);
+    selection.suite = name;
+    args.insert(args.end(), suite->common.begin(), suite->common.end());
+    if (auto own = family.suites.find(name); own != family.suites.end()) args.insert(args.end(), own->second.begin(), own->second.end());
+  }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--suite=", 0) != 0) args.emplace_back(argv[i]);
   selection.dtypes = family.default_dtypes;
   // Every CUDA device present; where there is none but CUDA was built, cuda:0 anyway, so that its
   // cases show up as skips with the runtime's reason rather than vanish.
@@ -132,11 +160,11 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   const std::vector<std::string> variants = family_variants(family);
   std::vector<std::string> flags = {"--dtypes=", "--devices=", "--variants="};
   for (const Axis& axis : family.axes) flags.push_back("--" + axis.flag + "=");
-  flags.push_back("--hot");
+  flags.insert(flags.end(), {"--hot", "--suite=default|quick|gpu", "--describe"});
   if (family.measures_ceilings) flags.insert(flags.end(), {"--write-ceilings=DIR", "--keep-ceilings"});
 
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
     auto value_of = [&](const std::string& flag) -> std::optional<std::string> {
       if (arg.rfind("--" + flag + "=", 0) == 0) return arg.substr(flag.size() + 3);
       return std::nullopt;
@@ -177,6 +205,8 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
       selection.axes[axis->name] = parse_axis(binary, *axis, *value_of(axis->flag));
     } else if (arg == "--hot") {
       selection.hot = true;
+    } else if (arg == "--describe") {
+      selection.describe = true;
     } else if (family.measures_ceilings && value_of("write-ceilings")) {
       selection.write_ceilings = *value_of("write-ceilings");
       if (selection.write_ceilings->empty()) usage_error(binary, "--write-ceilings is empty (a directory)");
@@ -192,6 +222,9 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
         std::printf("  --%s=...  %s%s\n", a.flag.c_str(), a.help.c_str(),
                     a.kind == Axis::Kind::choices ? (" (" + join(a.choices, ",") + ")").c_str() : "");
       std::printf("  --hot  no L2 flush between CUDA iterations\n");
+      for (const auto& suite : kSuites) std::printf("  --suite=%s  %s\n", suite.name.c_str(), suite.description.c_str());
+      std::printf("  --describe  print this binary's variants, axes, suites and the selected cases as JSON "
+                  "(analysis/FORMAT.md), run nothing\n");
       if (family.measures_ceilings)
         std::printf("  --write-ceilings=DIR  write DIR/<device key>.json from this run's ceiling cases\n"
                     "  --keep-ceilings  with --write-ceilings: only for devices that have no file yet\n");
@@ -203,13 +236,13 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   }
   if (selection.keep_ceilings && !selection.write_ceilings)
     usage_error(binary, "--keep-ceilings needs --write-ceilings=DIR");
+  if (selection.describe) {  // it writes nothing but its JSON on stdout, and runs nothing
+    for (const char* flag : {"--benchmark_out", "--benchmark_list_tests", "--benchmark_format", "--benchmark_dry_run"})
+      for (const auto& arg : selection.benchmark_args)
+        if (arg.rfind(flag, 0) == 0) usage_error(binary, "--describe runs nothing and prints JSON: it takes no " + arg);
+    if (selection.write_ceilings) usage_error(binary, "--describe runs nothing: it takes no --write-ceilings");
+  }
   return selection;
-}
-
-bool flag_given(int argc, char** argv, const std::string& flag) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--" + flag + "=", 0) == 0) return true;
-  return false;
 }
 
 }  // namespace flopscope::bench

@@ -22,6 +22,8 @@ struct Selection {
   bool hot = false;                                      // --hot: no L2 flush between device iterations
   std::optional<std::string> write_ceilings;             // --write-ceilings=DIR (bench_peak)
   bool keep_ceilings = false;                            // --keep-ceilings: only fill in missing files
+  std::optional<std::string> suite;                      // --suite=NAME (its flags are in what follows)
+  bool describe = false;                                 // --describe: print the JSON description, run nothing
   std::vector<std::string> argv;                         // as given, for the context
   std::vector<std::string> benchmark_args;               // argv[0] and Google Benchmark's own flags
 };
@@ -32,10 +34,6 @@ std::vector<std::string> family_variants(const Family& family);
 // Reads flopscope's flags from argv, leaving Google Benchmark's; exits 2 with one line on stderr
 // for a bad value, 0 after --help.
 Selection parse_flags(int argc, char** argv, const Family& family);
-
-// Whether --<flag>=... is on the command line (a family whose defaults depend on which axes were
-// given: bench_matmul's squares run by default only without --shapes or --model).
-bool flag_given(int argc, char** argv, const std::string& flag);
 
 [[noreturn]] void usage_error(const std::string& binary, const std::string& message);
 

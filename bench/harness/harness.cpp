@@ -13,6 +13,7 @@
 
 #include "ceilings.hpp"
 #include "context.hpp"
+#include "describe.hpp"
 #include "flopscope/checked.hpp"
 #include "run_case.hpp"
 
@@ -56,25 +57,33 @@ std::vector<std::pair<const DeviceContext*, Case>> expand(const Family& family, 
   std::set<std::string> names;
   for (const DeviceContext& device : devices) {
     for (const Bench& bench : family.benches) {
-      std::vector<std::string> variants;
-      for (const auto& name : bench.variants(device.device.kind))
+      std::vector<VariantRow> variants;
+      for (auto& row : bench.variants(device.device.kind))
         if (selection.variants.empty() ||
-            std::find(selection.variants.begin(), selection.variants.end(), name) != selection.variants.end())
-          variants.push_back(name);
+            std::find(selection.variants.begin(), selection.variants.end(), row.name) != selection.variants.end())
+          variants.push_back(std::move(row));
       const std::vector<DType> dtypes = bench.uses_dtypes ? selection.dtypes : std::vector<DType>{selection.dtypes.front()};
       for (DType dtype : dtypes) {
         std::vector<std::pair<std::string, std::vector<AxisValue>>> axes;
         for (const std::string& name : bench.axes) {
           auto given = selection.axes.find(name);
-          axes.emplace_back(name, given != selection.axes.end() ? given->second
-                                                                : axis_named(family, name).defaults(device, dtype));
+          if (given != selection.axes.end()) {
+            axes.emplace_back(name, given->second);
+            continue;
+          }
+          const Axis& axis = axis_named(family, name);
+          const bool emptied = std::any_of(axis.none_if_given.begin(), axis.none_if_given.end(),
+                                           [&](const std::string& other) { return selection.axes.contains(other); });
+          axes.emplace_back(name, emptied ? std::vector<AxisValue>{} : axis.defaults(device, dtype));
         }
         Point point{&device, "", dtype, {}};
         product(axes, 0, point.values, [&] {
-          for (const std::string& variant : variants) {
-            point.variant = variant;
+          for (const VariantRow& variant : variants) {
+            point.variant = variant.name;
             std::optional<Case> built = bench.build(point);
             if (!built || !names.insert(built->name.str()).second) continue;
+            built->role = variant.role;
+            built->group = bench.name;
             cases.emplace_back(&device, std::move(*built));
           }
         });
@@ -144,17 +153,17 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// How many of `names` Google Benchmark's filter selects (same rules: "-" negates, "all" = all);
+// Which of `names` Google Benchmark's filter selects (same rules: "-" negates, "all" = all);
 // nullopt for a filter that is not a regular expression.
-std::optional<std::size_t> count_selected(const std::vector<std::string>& names, std::string filter) {
-  if (filter.empty() || filter == "all" || filter == ".") return names.size();
+std::optional<std::vector<bool>> selected_by(const std::vector<std::string>& names, std::string filter) {
+  if (filter.empty() || filter == "all" || filter == ".") return std::vector<bool>(names.size(), true);
   bool negate = filter[0] == '-';
   if (negate) filter.erase(0, 1);
   try {
     std::regex re(filter, std::regex::extended);
-    return std::size_t(std::count_if(names.begin(), names.end(), [&](const std::string& n) {
-      return std::regex_search(n, re) != negate;
-    }));
+    std::vector<bool> selected;
+    for (const auto& name : names) selected.push_back(std::regex_search(name, re) != negate);
+    return selected;
   } catch (const std::regex_error&) {
     return std::nullopt;
   }
@@ -176,7 +185,8 @@ int run_family(int argc, char** argv, const Family& family) {
   if (!out.empty() && !std::ofstream(out, std::ios::app)) usage_error(binary, "cannot write --benchmark_out=" + out);
 
   const char* warmup = std::getenv("FLOPSCOPE_WARMUP_S");
-  const double warmup_seconds = warmup ? std::atof(warmup) : 1.0;
+  // --describe measures nothing: no warm-up before the clock is read.
+  const double warmup_seconds = selection.describe ? 0.0 : warmup ? std::atof(warmup) : 1.0;
   std::vector<DeviceContext> devices;
   for (const Device& device : selection.devices)
     devices.push_back(device.is_cpu() ? probe_cpu(warmup_seconds) : probe_cuda(device));
@@ -190,11 +200,36 @@ int run_family(int argc, char** argv, const Family& family) {
     usage_error(binary, error.what());
   }
   std::vector<std::string> names;
+  for (const auto& entry : cases) names.push_back(entry.second.name.str());
+  if (names.empty())
+    usage_error(binary, "no case selected (check --variants, --dtypes and --devices: a variant runs on its own device)");
+  std::vector<std::string> kept = selection.benchmark_args;
+  // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
+  // MinWarmUpTime() would add "/min_warmup_time:..." to every name.
+  if (flag_value(kept, "--benchmark_min_warmup_time").empty()) kept.push_back("--benchmark_min_warmup_time=0.05");
+  const std::string filter = flag_value(kept, "--benchmark_filter");
+  const auto selected = selected_by(names, filter);
+  if (!selected) usage_error(binary, "--benchmark_filter='" + filter + "' is not a regular expression");
+  const std::size_t selected_count = std::size_t(std::count(selected->begin(), selected->end(), true));
+  if (selected_count == 0)
+    usage_error(binary, "--benchmark_filter='" + filter + "' matches none of the " + std::to_string(names.size()) +
+                            " cases (e.g. " + names.front() + ")");
+  // What will run, in order: the --describe document, or the context's "variants" and "cases".
+  PlannedCases planned;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if ((*selected)[i]) planned.push_back(cases[i]);
+  if (selection.describe) {
+    std::printf("%s\n", describe_json(family, selection, devices, planned).dump(1).c_str());
+    return 0;
+  }
+  const std::string context = context_json(binary, selection, devices, variants_json(family, devices, planned),
+                                           cases_json(planned));
+  planned.clear();
+
   std::map<std::string, CeilingsCollector::Label> ceiling_labels;
   for (auto& [device, c] : cases) {
     const std::string name = c.name.str();
-    names.push_back(name);
-    if (!c.ceiling.empty()) ceiling_labels[name] = {device->device.str(), c.ceiling};
+    if (c.measures) ceiling_labels[name] = {device->device.str(), *c.measures};
     auto shared = std::make_shared<const Case>(std::move(c));
     const DeviceContext* ctx = device;
     const bool hot = selection.hot;
@@ -206,19 +241,6 @@ int run_family(int argc, char** argv, const Family& family) {
       registered->UseRealTime();  // the work runs on every OpenMP thread, not just this one
     registered->Unit(benchmark::kMicrosecond);
   }
-  if (names.empty())
-    usage_error(binary, "no case selected (check --variants, --dtypes and --devices: a variant runs on its own device)");
-
-  std::vector<std::string> kept = selection.benchmark_args;
-  // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
-  // MinWarmUpTime() would add "/min_warmup_time:..." to every name.
-  if (flag_value(kept, "--benchmark_min_warmup_time").empty()) kept.push_back("--benchmark_min_warmup_time=0.05");
-  const std::string filter = flag_value(kept, "--benchmark_filter");
-  const auto selected = count_selected(names, filter);
-  if (!selected) usage_error(binary, "--benchmark_filter='" + filter + "' is not a regular expression");
-  if (*selected == 0)
-    usage_error(binary, "--benchmark_filter='" + filter + "' matches none of the " + std::to_string(names.size()) +
-                            " cases (e.g. " + names.front() + ")");
   // The devices' lines once every flag is known good, so that a usage error stays one line.
   for (const auto& line : device_lines(devices)) std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
 
@@ -227,11 +249,11 @@ int run_family(int argc, char** argv, const Family& family) {
   int benchmark_argc = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&benchmark_argc, args.data());
-  benchmark::AddCustomContext("flopscope", context_json(binary, selection, devices));
+  benchmark::AddCustomContext("flopscope", context);
 
   std::string format = flag_value(kept, "--benchmark_format");
   CeilingsCollector ceilings(ceiling_labels);
-  ProgressReporter display(binary, *selected, format.empty() ? "console" : format,
+  ProgressReporter display(binary, selected_count, format.empty() ? "console" : format,
                            selection.write_ceilings ? &ceilings : nullptr);
   benchmark::RunSpecifiedBenchmarks(&display);
   benchmark::Shutdown();

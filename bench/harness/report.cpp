@@ -27,7 +27,7 @@ void set_counters(benchmark::State& state, const DeviceContext& device, const Ca
   percent("pct_peak_bw", bytes, device.peaks.memory_bytes_per_second);
   // bench_peak's own cases measure the ceilings: a fraction of the previous run's would say
   // nothing about this one.
-  if (device.ceilings && c.ceiling.empty()) {
+  if (device.ceilings && !c.measures) {
     const auto& compute = device.ceilings->compute_flops_per_second;
     auto it = compute.find(c.compute);
     percent("pct_ceiling_flops", flops, it == compute.end() ? 0 : it->second);
@@ -36,7 +36,7 @@ void set_counters(benchmark::State& state, const DeviceContext& device, const Ca
   for (const auto& [name, value] : extra) state.counters[name] = Counter(value);
   std::string label = std::string("bound=") + (c.bound == Bound::memory ? "memory" : "compute");
   if (!c.compute.empty()) label += " compute=" + c.compute;
-  if (!c.ceiling.empty()) label += " ceiling=" + c.ceiling;
+  if (c.measures) label += " ceiling=" + c.measures->str();
   if (c.label)
     if (const std::string words = c.label(); !words.empty()) label += " " + words;
   state.SetLabel(label);

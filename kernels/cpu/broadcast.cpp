@@ -415,11 +415,11 @@ Runner onednn_prepare(const BinaryProblem&) { throw std::logic_error("onednn: bu
 
 constexpr std::array<BinaryVariant, 3> kVariants = {{
     {"reference", "lib's strided iterator, one element at a time in double", Device::Kind::cpu,
-     needs_broadcast_operands, direct<BinaryProblem, broadcast_reference>},
+     needs_broadcast_operands, direct<BinaryProblem, broadcast_reference>, nullptr, {}, Role::reference},
     {"simd", "AVX-512/AVX2 rows, chunk by chunk across rows (broadcast operand stays in cache), streaming stores",
      Device::Kind::cpu, simd_unavailable, direct<BinaryProblem, broadcast_simd>},
     {"onednn", "oneDNN's binary primitive, broadcasting its second operand (vendor)", Device::Kind::cpu,
-     onednn_unavailable, onednn_prepare},
+     onednn_unavailable, onednn_prepare, nullptr, {}, Role::vendor},
 }};
 
 }  // namespace

@@ -176,7 +176,7 @@ void copy_simd(const CopyProblem& p, Stream) {
 
 constexpr std::array<CopyVariant, 4> kVariants = {{
     {"memcpy", "libc memcpy, one call on one thread (baseline)", Device::Kind::cpu, needs_contiguous,
-     direct<CopyProblem, copy_memcpy>},
+     direct<CopyProblem, copy_memcpy>, nullptr, {}, Role::baseline},
     {"memcpy_omp", "libc memcpy, one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
      direct<CopyProblem, copy_memcpy_omp>},
     {"rep_movsb", "rep movsb (ERMS fast strings) on one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,

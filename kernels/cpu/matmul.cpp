@@ -758,7 +758,7 @@ constexpr auto cpu = Device::Kind::cpu;
 
 const std::array<MatmulVariant, 7> kVariants = {{
     {"naive", "the reference loop: one output at a time, products and sums in f64", cpu, own_unavailable,
-     direct<MatmulProblem, run_naive>, not_tf32},
+     direct<MatmulProblem, run_naive>, not_tf32, {}, Role::reference},
     {"blocked", "cache-blocked, A and B packed into panels (narrow dtypes decoded to f32), plain C++ 4x16 inner kernel",
      cpu, own_unavailable, prepare_blocked, not_tf32, {.emulated = true}},
     {"microkernel",
@@ -770,9 +770,9 @@ const std::array<MatmulVariant, 7> kVariants = {{
     {"microkernel_fp16", "microkernel by AVX512-FP16 vfmadd231ph: f16 sums of 16 products, then f32 accumulation, 8x32",
      cpu, fp16_unavailable, prepare_fp16, computes_f16, {.narrow_accumulation = kFp16Block}},
     {"onednn", "oneDNN's matmul primitive (PyTorch's CPU matmul)", cpu, onednn_matmul_unavailable,
-     onednn_matmul_prepare, not_tf32, {.vendor = true, .library = "oneDNN"}},
+     onednn_matmul_prepare, not_tf32, {.library = "oneDNN"}, Role::vendor},
     {"openblas", "OpenBLAS cblas_sgemm / cblas_dgemm (numpy's matmul)", cpu, openblas_matmul_unavailable,
-     openblas_matmul_prepare, not_tf32, {.vendor = true, .library = "OpenBLAS"}},
+     openblas_matmul_prepare, not_tf32, {.library = "OpenBLAS"}, Role::vendor},
 }};
 
 }  // namespace

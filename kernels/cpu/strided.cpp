@@ -747,7 +747,7 @@ constexpr std::array<CopyVariant, 4> kVariants = {{
     {"simd", "blocked with in-register transposes (AVX-512/AVX2), vector rows, streaming stores above the LLC",
      Device::Kind::cpu, simd_unavailable, direct<CopyProblem, strided_simd>},
     {"reorder", "oneDNN's reorder primitive on the view's dims and strides (vendor)", Device::Kind::cpu,
-     reorder_unavailable, reorder_prepare},
+     reorder_unavailable, reorder_prepare, nullptr, {}, Role::vendor},
 }};
 
 }  // namespace

@@ -109,7 +109,7 @@ void copy_vec16(const CopyProblem& p, Stream stream) {
 
 constexpr std::array<CopyVariant, 3> kVariants = {{
     {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", Device::Kind::cuda, needs_contiguous,
-     direct<CopyProblem, copy_memcpy_async>},
+     direct<CopyProblem, copy_memcpy_async>, nullptr, {}, Role::baseline},
     {"vec16", "grid-stride kernel, 16-byte loads and stores, 4 loads in flight per thread", Device::Kind::cuda,
      needs_contiguous, direct<CopyProblem, copy_vec16<false>>},
     {"vec16_cs", "vec16 with streaming (evict-first) stores", Device::Kind::cuda, needs_contiguous,

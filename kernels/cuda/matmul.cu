@@ -939,11 +939,11 @@ Runner prepare_cublaslt(const MatmulProblem& p) {
 
 // ---- the table -------------------------------------------------------------------------------
 
-const MatmulInfo kOwn{false, ""};
+const MatmulInfo kOwn{};
 
 const std::array<MatmulVariant, 6> kVariants = {{
     {"naive", "one thread per output, operands read through their strides from global memory", Device::Kind::cuda,
-     naive_unavailable, direct<MatmulProblem, run_naive>, takes_naive, kOwn},
+     naive_unavailable, direct<MatmulProblem, run_naive>, takes_naive, kOwn, Role::reference},
     {"smem", "32x32 tiles of A and B in shared memory, each element reused 32 times", Device::Kind::cuda,
      smem_unavailable, direct<MatmulProblem, run_smem>, takes_smem, kOwn},
     {"regblock", "128x128x8 block tiles, 8x8 outputs per thread in registers, float4 loads", Device::Kind::cuda,
@@ -951,9 +951,9 @@ const std::array<MatmulVariant, 6> kVariants = {{
     {"mma", "tensor cores by mma.sync m16n8k16, 128x128x32 tiles, 3-stage cp.async, ldmatrix", Device::Kind::cuda,
      mma_unavailable, direct<MatmulProblem, run_mma>, takes_mma, kOwn},
     {"cublas", "cublasGemmEx (torch.matmul's call), tf32 by CUBLAS_COMPUTE_32F_FAST_TF32", Device::Kind::cuda,
-     cublas_unavailable, prepare_cublas, takes_cublas, {true, "cuBLAS"}},
+     cublas_unavailable, prepare_cublas, takes_cublas, {.library = "cuBLAS"}, Role::vendor},
     {"cublaslt", "cublasLtMatmul, the heuristic's first algorithm; fp8 with per-tensor scales", Device::Kind::cuda,
-     cublaslt_unavailable, prepare_cublaslt, takes_cublaslt, {true, "cuBLASLt"}},
+     cublaslt_unavailable, prepare_cublaslt, takes_cublaslt, {.library = "cuBLASLt"}, Role::vendor},
 }};
 
 }  // namespace

@@ -20,7 +20,8 @@ from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
 from .beside import cases_of, copies_of, copy_beside
 
-VENDORS = {"onednn"}
+# The vendor's variant (oneDNN's binary primitive) is the one whose role is "vendor" in the
+# binary's context (schema 2); a schema-1 file has no roles.
 NOT_TIMED_AGAINST = {"reference"}  # lib's strided iterator in double: the validation reference
 PATTERNS = {"td": "(B,T,D) op (T,D)", "d": "(B,T,D) op (D)", "bt1": "(B,T,D) op (B,T,1)",
             "outer": "(N,1) op (1,M)", "none": "materialized"}
@@ -68,8 +69,8 @@ def saves_section(run: Run) -> list[str]:
         for pattern in PATTERNS:
             if pattern not in patterns:
                 continue
-            own = _fastest([c for c in patterns[pattern] if c.name.variant not in VENDORS])
-            vendor = _fastest([c for c in patterns[pattern] if c.name.variant in VENDORS])
+            own = _fastest([c for c in patterns[pattern] if c.role != "vendor"])
+            vendor = _fastest([c for c in patterns[pattern] if c.role == "vendor"])
             reference = own or vendor
             copy = copy_beside(copies, reference)
 
@@ -101,7 +102,7 @@ def time_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
         if device != device_id:
             continue
         for pattern in PATTERNS:
-            own = _fastest([c for c in patterns.get(pattern, []) if c.name.variant not in VENDORS])
+            own = _fastest([c for c in patterns.get(pattern, []) if c.role != "vendor"])
             if own:
                 bars.append((f"{dtype} {op} {shape} {PATTERNS[pattern]}", own.real_time_s, pattern == "none"))
     if not bars:

@@ -21,7 +21,8 @@ from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
 from .beside import cases_of, copies_of, copy_beside
 
-VENDORS = {"reorder", "cublas_geam"}  # oneDNN's reorder (what PyTorch uses on the CPU), cuBLAS's geam
+# The vendor's variants (oneDNN's reorder, what PyTorch uses on the CPU; cuBLAS's geam) are those
+# whose role is "vendor" in the binary's context (schema 2); a schema-1 file has no roles.
 VIEW_ORDER = ["transpose", "split_heads", "merge_heads", "permute", "slice", "expand_row", "expand_col"]
 
 COST_NOTE = (
@@ -80,8 +81,8 @@ def cost_section(run: Run) -> list[str]:
     for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _view_rank(kv[1][0]),
                                                              kv[0][2], kv[1][0].bytes)):
         device_id, view, dtype, shape = key
-        own = _fastest([c for c in group if c.name.variant not in VENDORS])
-        vendor = _fastest([c for c in group if c.name.variant in VENDORS])
+        own = _fastest([c for c in group if c.role != "vendor"])
+        vendor = _fastest([c for c in group if c.role == "vendor"])
         reference = own or vendor
         copy = copy_beside(copies, reference)
         touched = reference.counter("bytes_touched")
@@ -107,7 +108,7 @@ def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
     copies = copies_of(run, "strided")
     best: dict[tuple, Case] = {}
     for c in cases_of(run, "strided"):
-        if c.name.device != device_id or c.name.variant in VENDORS or not copy_beside(copies, c):
+        if c.name.device != device_id or c.role == "vendor" or not copy_beside(copies, c):
             continue
         key = (view_key(c), c.name.dtype, c.name.dims_text())
         if key not in best or c.bytes_per_second > best[key].bytes_per_second:

@@ -36,8 +36,7 @@ struct MatmulProblem {
 };
 
 struct MatmulInfo {
-  bool vendor = false;            // a vendor library's call (oneDNN, OpenBLAS, cuBLAS, cuBLASLt)
-  std::string_view library;       // "oneDNN 2.6", "OpenBLAS", "cuBLASLt"; empty for own kernels
+  std::string_view library;       // a vendor's (Role::vendor): "oneDNN", "OpenBLAS", "cuBLASLt"; empty for own kernels
   // Narrow operands (f16, bf16, fp8) decoded to f32 while packing and multiplied with f32 FMAs:
   // "emulated" in the case's label, and the f32 rate is the peak that applies.
   bool emulated = false;

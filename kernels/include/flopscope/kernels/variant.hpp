@@ -30,6 +30,24 @@ using Runner = std::function<void(Stream)>;
 // instruction and chain count); most families have none.
 struct NoInfo {};
 
+// What a variant is there for, beside the others of its table (the report sets own kernels
+// against the vendor's and the baseline's; a reference validates and is rarely timed):
+//   own        flopscope's kernel (the default)
+//   vendor     a library's call: oneDNN, OpenBLAS, cuBLAS, cuBLASLt
+//   reference  the deliberately simple loop the others are checked against
+//   baseline   what the others of the family are set against (memcpy beside the copies)
+enum class Role { own, vendor, reference, baseline };
+
+constexpr std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::vendor: return "vendor";
+    case Role::reference: return "reference";
+    case Role::baseline: return "baseline";
+    case Role::own: break;
+  }
+  return "own";
+}
+
 template <class Problem, class Info = NoInfo>
 struct Variant {
   std::string_view name;         // [a-z0-9_]+: in case names and --variants
@@ -46,6 +64,7 @@ struct Variant {
   // rather than lists as a skip. Availability on this machine is unavailable()'s business.
   bool (*applies)(const Problem& problem) = nullptr;
   Info info{};
+  Role role = Role::own;
 
   bool takes(const Problem& problem) const { return applies == nullptr || applies(problem); }
 };
@@ -60,6 +79,14 @@ Runner direct(const Problem& problem) {
 template <class Problem>
 std::optional<std::string> always(const Problem&) {
   return std::nullopt;
+}
+
+// The (first) variant of `role` in `table`, or nullptr: the baseline of a family, say.
+template <class V>
+const V* find_role(std::span<const V> table, Role role) {
+  for (const auto& variant : table)
+    if (variant.role == role) return &variant;
+  return nullptr;
 }
 
 // The (first) variant called `name` in `table`, or nullptr.

@@ -1,0 +1,108 @@
+"""`BINARY --describe` and `--suite=` (issue 21): the description is the kernel tables' (roles on
+every row), its cases are exactly what the same command line runs, a suite is the binary's own
+data, and the JSON context of a run (schema 2) carries the same variants and cases."""
+import json
+import subprocess
+
+import pytest
+
+from test_bench_binaries import ENV, binary, run_json
+
+ALL = ["bench_copy", "bench_peak", "bench_convert", "bench_matmul", "bench_strided", "bench_broadcast",
+       "bench_backward"]
+
+
+def run(name, *flags):
+    return subprocess.run([str(binary(name)), *flags], capture_output=True, text=True, env=ENV, timeout=120)
+
+
+def describe(name, *flags):
+    proc = run(name, "--describe", *flags)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def listed(name, *flags):
+    proc = run(name, *flags, "--benchmark_list_tests=true")
+    assert proc.returncode == 0, proc.stderr
+    return [line.rsplit("/", 1)[0] if line.endswith(("/real_time", "/manual_time")) else line
+            for line in proc.stdout.split()]
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("suite", ["quick", "gpu"])
+def test_described_cases_are_the_listed_ones(name, suite):
+    doc = describe(name, f"--suite={suite}")
+    assert doc["describe_schema"] == 1 and doc["binary"] == name and doc["suite"] == suite
+    assert [c["name"] for c in doc["cases"]] == listed(name, f"--suite={suite}")
+    assert set(doc["suites"]) == {"default", "quick", "gpu"}
+    roles = {v["name"]: v["role"] for v in doc["variants"]}
+    assert all(c["role"] == roles[c["variant"]] for c in doc["cases"])
+
+
+def test_roles_come_from_the_kernel_tables():
+    copy = {v["name"]: v for v in describe("bench_copy", "--sizes=1Ki")["variants"] if v["device"] == "cpu"}
+    assert copy["memcpy"]["role"] == "baseline" and copy["simd"]["role"] == "own"
+    assert copy["simd"]["available"] in (True, False) and copy["simd"]["dtypes"] == ["f32"]
+    matmul = {v["name"]: v["role"] for v in describe("bench_matmul", "--squares=64", "--dtypes=f32")["variants"]
+              if v["device"] == "cpu"}
+    assert matmul["naive"] == "reference" and matmul["onednn"] == "vendor" and matmul["openblas"] == "vendor"
+    assert matmul["microkernel"] == "own"
+    views = describe("bench_strided", "--suite=quick")
+    assert {c["role"] for c in views["cases"] if c["variant"] == "copy"} == {"baseline"}
+    assert {v["role"] for v in views["variants"] if v["name"] == "reorder"} == {"vendor"}
+
+
+def test_a_case_that_cannot_run_says_why_and_its_variant_is_unavailable():
+    doc = describe("bench_copy", "--sizes=1Ki", "--devices=cpu,cuda:0")
+    cuda = [v for v in doc["variants"] if v["device"] == "cuda"]
+    devices = {d["id"]: d for d in doc["devices"]}
+    if any(not d["available"] for d in devices.values() if d["id"].startswith("cuda")):
+        assert cuda == [] or all(v["available"] is False and v["reason"] for v in cuda)
+
+
+def test_ceilings_are_typed():
+    peak = describe("bench_peak", "--suite=quick", "--devices=cpu")
+    measures = {(c["measures"]["kind"], c["measures"]["name"]) for c in peak["cases"]}
+    assert ("memory", "copy") in measures and ("memory", "triad") in measures and ("compute", "f32") in measures
+    assert all(c["ceiling"] is None for c in peak["cases"])
+    copy = describe("bench_copy", "--sizes=1Ki")
+    assert {json.dumps(c["ceiling"]) for c in copy["cases"]} == {json.dumps({"kind": "memory", "name": "best"})}
+    assert all(c["measures"] is None for c in copy["cases"])
+
+
+def test_a_suite_is_the_flags_it_stands_for():
+    # bench_copy's quick suite: f32 at four sizes; the command line's own flags come after it.
+    assert listed("bench_copy", "--suite=quick", "--devices=cpu", "--variants=simd") == [
+        f"copy/simd/f32/cpu/n={n}" for n in (1024, 65536, 1048576, 16777216)]
+    assert listed("bench_copy", "--suite=quick", "--devices=cpu", "--variants=simd", "--sizes=4Ki") == [
+        "copy/simd/f32/cpu/n=4096"]
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--suite=nope"], "nope"),
+    (["--suite=quick", "--suite=gpu"], "two suites"),
+    (["--describe", "--benchmark_list_tests=true"], "--benchmark_list_tests"),
+    (["--describe", "--benchmark_format=json"], "--benchmark_format"),
+])
+def test_bad_suite_or_describe_is_a_one_line_error(flags, named):
+    proc = run("bench_copy", *flags)
+    assert proc.returncode == 2 and named in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
+
+
+def test_describe_writes_nothing(tmp_path):
+    out = tmp_path / "out.json"
+    proc = run("bench_copy", "--describe", f"--benchmark_out={out}")
+    assert proc.returncode == 2 and not out.exists() and len(proc.stderr.strip().splitlines()) == 1
+    proc = run("bench_peak", "--describe", f"--write-ceilings={tmp_path / 'ceilings'}")
+    assert proc.returncode == 2 and not (tmp_path / "ceilings").exists()
+
+
+def test_the_context_carries_the_planned_cases(tmp_path):
+    doc, _ = run_json("bench_copy", tmp_path, "--sizes=1Ki", "--devices=cpu", "--variants=simd,memcpy")
+    raw = doc["context"]["flopscope"]
+    context = json.loads(raw) if isinstance(raw, str) else raw
+    assert context["schema"] == 2 and context["suite"] is None
+    assert [c["name"] for c in context["cases"]] == ["copy/memcpy/f32/cpu/n=1024", "copy/simd/f32/cpu/n=1024"]
+    assert {v["name"]: v["role"] for v in context["variants"] if v["device"] == "cpu"}["memcpy"] == "baseline"
