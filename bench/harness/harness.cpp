@@ -10,6 +10,7 @@
 #include <memory>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "ceilings.hpp"
 #include "context.hpp"
@@ -123,7 +124,11 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     inner_->ReportRuns(runs);
     for (const auto& run : runs) {
-      if (ceilings_) ceilings_->add(run);
+      if (ceilings_) try {
+          ceilings_->add(run);
+        } catch (const std::exception& error) {
+          if (!ceilings_error_) ceilings_error_ = error.what();
+        }
       if (run.run_type == Run::RT_Aggregate) continue;
       std::string name = run.run_name.str();
       if (name == last_) continue;
@@ -134,14 +139,64 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
     }
   }
   void Finalize() override { inner_->Finalize(); }
+  const std::optional<std::string>& ceilings_error() const { return ceilings_error_; }
 
  private:
+  std::optional<std::string> ceilings_error_;
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   std::string binary_;
   std::size_t total_, done_ = 0;
   CeilingsCollector* ceilings_;
   std::string last_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Google Benchmark's JSON for --benchmark_out, kept whole on disk after every case: each report
+// goes through Google Benchmark's own JSONReporter into a string, and the string, closed as
+// Finalize() would close it, replaces the file (a temporary renamed). A binary killed mid-run
+// (timeout, SIGKILL) leaves a valid JSON file of every case that finished; only the case in
+// flight is lost. Google Benchmark opens the file itself (and truncates it); this reporter writes
+// the file under the same name, never through that stream.
+class WholeJsonFile : public benchmark::BenchmarkReporter {
+ public:
+  explicit WholeJsonFile(std::string path) : path_(std::move(path)) {
+    json_.SetOutputStream(&text_);
+    json_.SetErrorStream(&text_);
+    std::ostringstream end;
+    benchmark::JSONReporter closer;
+    closer.SetOutputStream(&end);
+    closer.SetErrorStream(&end);
+    closer.Finalize();
+    closing_ = end.str();
+  }
+  bool ReportContext(const Context& context) override {
+    const bool ok = json_.ReportContext(context);
+    save(closing_);
+    return ok;
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    json_.ReportRuns(runs);
+    save(closing_);
+  }
+  void Finalize() override {
+    json_.Finalize();
+    save("");
+  }
+  // The first write that failed, if any (the run goes on; run_family reports it and exits 2).
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  void save(const std::string& tail) {
+    try {
+      write_file_atomically(path_, text_.str() + tail);
+    } catch (const std::exception& error) {
+      if (!error_) error_ = error.what();
+    }
+  }
+  std::string path_, closing_;
+  std::ostringstream text_;
+  benchmark::JSONReporter json_;
+  std::optional<std::string> error_;
 };
 
 // How many of `names` Google Benchmark's filter selects (same rules: "-" negates, "all" = all);
@@ -230,22 +285,35 @@ int run_family(int argc, char** argv, const Family& family) {
   benchmark::AddCustomContext("flopscope", context_json(binary, selection, devices));
 
   std::string format = flag_value(kept, "--benchmark_format");
-  CeilingsCollector ceilings(ceiling_labels);
-  ProgressReporter display(binary, *selected, format.empty() ? "console" : format,
-                           selection.write_ceilings ? &ceilings : nullptr);
-  benchmark::RunSpecifiedBenchmarks(&display);
-  benchmark::Shutdown();
+  std::optional<CeilingsCollector> ceilings;
   if (selection.write_ceilings) {
+    ceilings.emplace(ceiling_labels, *selection.write_ceilings, selection.keep_ceilings, devices,
+                     out.empty() ? binary : out);
     try {
-      for (const auto& line : ceilings.write(*selection.write_ceilings, selection.keep_ceilings, devices,
-                                             out.empty() ? binary : out))
-        std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
+      ceilings->prepare();
     } catch (const std::exception& error) {
       std::fprintf(stderr, "%s: %s\n", binary.c_str(), error.what());
       return 2;
     }
   }
-  return 0;
+  ProgressReporter display(binary, *selected, format.empty() ? "console" : format, ceilings ? &*ceilings : nullptr);
+  const std::string out_format = flag_value(kept, "--benchmark_out_format");
+  std::optional<WholeJsonFile> whole;
+  if (!out.empty() && (out_format.empty() || out_format == "json")) whole.emplace(out);
+  benchmark::RunSpecifiedBenchmarks(&display, whole ? &*whole : nullptr);
+  benchmark::Shutdown();
+  int status = 0;
+  if (whole && whole->error()) {
+    std::fprintf(stderr, "%s: %s\n", binary.c_str(), whole->error()->c_str());
+    status = 2;
+  }
+  if (display.ceilings_error()) {
+    std::fprintf(stderr, "%s: %s\n", binary.c_str(), display.ceilings_error()->c_str());
+    status = 2;
+  }
+  if (ceilings)
+    for (const auto& line : ceilings->lines()) std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
+  return status;
 }
 
 }  // namespace flopscope::bench
