@@ -255,8 +255,8 @@ int run_family(int argc, char** argv, const Family& family) {
     const bool hot = selection.hot;
     auto* registered = benchmark::RegisterBenchmark(
         name.c_str(), [shared, ctx, hot](benchmark::State& state) { run_case(state, *ctx, *shared, hot); });
-    if (ctx->device.is_cuda())
-      registered->UseManualTime();
+    if (ctx->device.is_cuda())  // one Google Benchmark iteration of many timed runs (cuda.hpp's Timer)
+      registered->UseManualTime()->Iterations(1);
     else
       registered->UseRealTime();  // the work runs on every OpenMP thread, not just this one
     registered->Unit(benchmark::kMicrosecond);
@@ -266,8 +266,17 @@ int run_family(int argc, char** argv, const Family& family) {
 
   std::vector<std::string> kept = selection.benchmark_args;
   // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
-  // MinWarmUpTime() would add "/min_warmup_time:..." to every name.
-  if (flag_value(kept, "--benchmark_min_warmup_time").empty()) kept.push_back("--benchmark_min_warmup_time=0.05");
+  // MinWarmUpTime() would add "/min_warmup_time:..." to every name. Not where a CUDA case runs:
+  // Google Benchmark's warm-up would call it with iteration counts sized by its GPU time (each
+  // timed run costs its wall time, far more for a short kernel), and a CUDA case warms up at its
+  // set-up anyway.
+  const bool any_cuda = std::any_of(cases.begin(), cases.end(), [](const auto& dc) {
+    return dc.first->device.is_cuda() && !dc.first->unavailable;
+  });
+  if (flag_value(kept, "--benchmark_min_warmup_time").empty() && !any_cuda)
+    kept.push_back("--benchmark_min_warmup_time=0.05");
+  const std::string min_time = flag_value(kept, "--benchmark_min_time");
+  set_cuda_budget(min_time.empty() ? 0.5 : std::max(std::atof(min_time.c_str()), 0.0));
   const std::string filter = flag_value(kept, "--benchmark_filter");
   const auto selected = count_selected(names, filter);
   if (!selected) usage_error(binary, "--benchmark_filter='" + filter + "' is not a regular expression");
