@@ -80,8 +80,16 @@ LAUNCHERS = {"bench_collectives": ["mpirun", "--allow-run-as-root", "--oversubsc
                                    "--mca", "btl", "self,vader"] if shutil.which("mpirun") else []}
 
 
+def keep_partial(partial: Path, out: Path) -> None:
+    """A binary's JSON that did not finish, kept as <binary>.json.partial where there is one."""
+    if partial.exists():
+        os.replace(partial, out.with_name(out.name + ".partial"))
+
+
 def run_binary(binary: Path, args: list[str], run_dir: Path, env: dict) -> int:
-    """Runs one binary into run_dir/<binary>.json (renamed into place only if it exits 0)."""
+    """Runs one binary into run_dir/<binary>.json (renamed into place only if it exits 0). The
+    binary keeps its JSON whole after every case, so a failed or interrupted one leaves what it
+    finished as run_dir/<binary>.json.partial (valid JSON, not read by the report)."""
     out = run_dir / f"{binary.name}.json"
     partial = run_dir / f".{binary.name}.json.partial"
     console = run_dir / "console" / f"{binary.name}.txt"
@@ -93,13 +101,13 @@ def run_binary(binary: Path, args: list[str], run_dir: Path, env: dict) -> int:
         child = subprocess.Popen(cmd, stdout=log, env=env, preexec_fn=die_with_parent())
         try:
             rc = child.wait()
-        except BaseException:  # Ctrl-C: the binary's JSON is partial, drop it
+        except BaseException:  # Ctrl-C: keep what the binary finished, beside the whole files
             stop(child)
-            partial.unlink(missing_ok=True)
+            keep_partial(partial, out)
             raise
     if rc != 0:
         print(f"flopscope: {binary.name} exited {rc}; see {console}", file=sys.stderr)
-        partial.unlink(missing_ok=True)
+        keep_partial(partial, out)
         return rc
     os.replace(partial, out)
     return 0

@@ -10,23 +10,11 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <unistd.h>
+
 namespace flopscope::bench {
 
 using nlohmann::json;
-
-void CeilingsCollector::add(const benchmark::BenchmarkReporter::Run& run) {
-  auto label = labels_.find(run.run_name.function_name);
-  if (label == labels_.end() || run.error_occurred) return;
-  const bool memory = label->second.ceiling.kind == Bound::memory;
-  auto counter = run.counters.find(memory ? "bytes_per_second" : "flops_per_second");
-  if (counter == run.counters.end()) return;
-  Values& values = values_[label->first];
-  if (run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate) {
-    if (run.aggregate_name == "median") values.median = counter->second.value;
-  } else {
-    values.repetitions.push_back(counter->second.value);
-  }
-}
 
 namespace {
 
@@ -45,16 +33,6 @@ std::string utc_now() {
   return text;
 }
 
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial, std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + partial.string());
-  }
-  std::filesystem::rename(partial, path);
-}
-
 // The file the run's JSON ends up in: scripts/run_suite.py has each binary write
 // ".<name>.partial" and renames it to <name> when the binary finishes.
 std::string final_name(const std::string& out) {
@@ -67,38 +45,82 @@ std::string final_name(const std::string& out) {
 
 }  // namespace
 
-std::vector<std::string> CeilingsCollector::write(const std::string& dir, bool keep_existing,
-                                                  const std::vector<DeviceContext>& devices,
-                                                  const std::string& source) const {
-  // device -> {"memory": {kind: best}, "compute": {mode: best}}
-  std::map<std::string, std::map<std::string, std::map<std::string, double>>> best;
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path temporary =
+      target.parent_path() / ("." + target.filename().string() + "." + std::to_string(getpid()) + ".tmp");
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temporary.string());
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, target, error);
+  if (error) throw std::runtime_error("cannot rename " + temporary.string() + " to " + path + ": " + error.message());
+}
+
+CeilingsCollector::CeilingsCollector(std::map<std::string, Label> labels, std::string dir, bool keep_existing,
+                                     const std::vector<DeviceContext>& devices, std::string source)
+    : labels_(std::move(labels)), dir_(std::move(dir)), source_(final_name(source)), devices_(devices) {
+  for (const DeviceContext& ctx : devices_)
+    if (keep_existing && std::filesystem::exists(std::filesystem::path(dir_) / (ctx.key + ".json")))
+      kept_.insert(ctx.key);
+}
+
+void CeilingsCollector::prepare() const {
+  std::error_code error;
+  std::filesystem::create_directories(dir_, error);
+  if (error) throw std::runtime_error("cannot create " + dir_ + ": " + error.message());
+}
+
+void CeilingsCollector::add(const benchmark::BenchmarkReporter::Run& run) {
+  auto label = labels_.find(run.run_name.function_name);
+  if (label == labels_.end() || run.error_occurred) return;
+  const bool memory = label->second.ceiling.kind == Bound::memory;
+  auto counter = run.counters.find(memory ? "bytes_per_second" : "flops_per_second");
+  if (counter == run.counters.end()) return;
+  Values& values = values_[label->first];
+  if (run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate) {
+    if (run.aggregate_name != "median") return;
+    values.median = counter->second.value;
+  } else {
+    values.repetitions.push_back(counter->second.value);
+  }
+  for (const DeviceContext& ctx : devices_)
+    if (ctx.device.str() == label->second.device) write(ctx);
+}
+
+void CeilingsCollector::write(const DeviceContext& ctx) {
+  if (kept_.count(ctx.key)) return;
+  // {"memory": {kind: best}, "compute": {mode: best}}
+  std::map<std::string, std::map<std::string, double>> best;
   for (const auto& [name, values] : values_) {
-    if (!values.median && values.repetitions.empty()) continue;
-    const double value = values.median ? *values.median : median_of(values.repetitions);
     const Label& label = labels_.at(name);
-    auto& slot = best[label.device][label.ceiling.kind == Bound::memory ? "memory" : "compute"][label.ceiling.name];
+    if (label.device != ctx.device.str() || (!values.median && values.repetitions.empty())) continue;
+    const double value = values.median ? *values.median : median_of(values.repetitions);
+    auto& slot = best[label.ceiling.kind == Bound::memory ? "memory" : "compute"][label.ceiling.name];
     slot = std::max(slot, value);
   }
+  json memory = {{"copy", nullptr}, {"triad", nullptr}}, compute = json::object();
+  for (const auto& [kind, value] : best["memory"]) memory[kind] = value;
+  for (const auto& [mode, value] : best["compute"]) compute[mode] = value;
+  const json document = {{"schema", 1},           {"device_key", ctx.key}, {"device_name", ctx.name},
+                         {"measured_at", utc_now()}, {"source", source_},     {"memory_bytes_per_second", memory},
+                         {"compute", compute}};
+  const std::filesystem::path path = std::filesystem::path(dir_) / (ctx.key + ".json");
+  write_file_atomically(path.string(), document.dump(2) + "\n");
+  written_.insert(ctx.key);
+}
+
+std::vector<std::string> CeilingsCollector::lines() const {
   std::vector<std::string> lines;
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) throw std::runtime_error("cannot create " + dir + ": " + error.message());
-  for (const DeviceContext& ctx : devices) {
-    auto found = best.find(ctx.device.str());
-    if (found == best.end()) continue;
-    const std::filesystem::path path = std::filesystem::path(dir) / (ctx.key + ".json");
-    if (keep_existing && std::filesystem::exists(path)) {
-      lines.push_back("kept the ceilings in " + path.string());
-      continue;
-    }
-    json memory = {{"copy", nullptr}, {"triad", nullptr}}, compute = json::object();
-    for (const auto& [kind, value] : found->second["memory"]) memory[kind] = value;
-    for (const auto& [mode, value] : found->second["compute"]) compute[mode] = value;
-    const json document = {{"schema", 1},           {"device_key", ctx.key}, {"device_name", ctx.name},
-                           {"measured_at", utc_now()}, {"source", final_name(source)},     {"memory_bytes_per_second", memory},
-                           {"compute", compute}};
-    write_atomically(path, document.dump(2) + "\n");
-    lines.push_back("ceilings written to " + path.string());
+  for (const DeviceContext& ctx : devices_) {
+    const std::string path = (std::filesystem::path(dir_) / (ctx.key + ".json")).string();
+    if (kept_.count(ctx.key))
+      lines.push_back("kept the ceilings in " + path);
+    else if (written_.count(ctx.key))
+      lines.push_back("ceilings written to " + path);
   }
   return lines;
 }

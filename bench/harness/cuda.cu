@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "cuda.hpp"
 
@@ -167,23 +168,22 @@ std::optional<std::size_t> free_memory(int ordinal) {
   return free_bytes;
 }
 
-namespace {
-
-// The stream and events of one timing, released however the timing ends (an exception of the
-// timed call included).
-struct TimingResources {
+struct Timer::Impl {
+  int ordinal = 0;
+  bool hot = false;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
-  TimingResources() {
-    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
+  std::unique_ptr<L2Flusher> flusher;
+  std::unique_ptr<StreamBlocker> blocker;
+  std::optional<Error> error;
+
+  ~Impl() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
   }
-  ~TimingResources() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-  }
+  // One timed run; its GPU time in ms.
+  std::optional<Error> run_once(const kernels::Runner& run, float& ms);
 };
 
 // Releases the blocking kernel if the timed call throws while the stream is held, so that it
@@ -193,45 +193,108 @@ struct ReleaseOnExit {
   ~ReleaseOnExit() { blocker.release(); }
 };
 
-}  // namespace
+Timer::Timer(const DeviceContext& device, bool hot) : impl_(std::make_unique<Impl>()) {
+  Impl& t = *impl_;
+  t.ordinal = device.device.index;
+  t.hot = hot;
+  cudaSetDevice(t.ordinal);
+  cudaError_t status = cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking);
+  if (status == cudaSuccess) status = cudaEventCreate(&t.start);
+  if (status == cudaSuccess) status = cudaEventCreate(&t.stop);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    t.error = Error{std::string("timing stream and events: ") + cudaGetErrorString(status), false};
+    return;
+  }
+  t.flusher = std::make_unique<L2Flusher>(hot ? 0 : device.l2_bytes, device.sm_count);
+  if (!t.flusher->error.empty()) {
+    t.error = Error{t.flusher->error, false, t.flusher->out_of_memory};
+    return;
+  }
+  t.blocker = std::make_unique<StreamBlocker>();
+  if (!t.blocker->error.empty()) {
+    t.error = Error{t.blocker->error, false};
+    return;
+  }
+  // Load and launch each timing kernel once, before any timed run (the blocking kernel released
+  // before it starts, so it returns at once).
+  cudaFuncAttributes attributes{};
+  cudaFuncGetAttributes(&attributes, read_kernel);
+  cudaFuncGetAttributes(&attributes, blocking_kernel);
+  t.flusher->flush(t.stream);
+  t.blocker->block(t.stream);
+  t.blocker->release();
+  cudaStreamSynchronize(t.stream);
+  if (auto error = take_error(t.ordinal)) t.error = Error{"launching the timing kernels: " + error->message, error->sticky};
+}
 
-std::optional<Error> time_cuda(benchmark::State& state, const DeviceContext& device, bool hot,
-                               const kernels::Runner& run) {
-  const int ordinal = device.device.index;
-  cudaSetDevice(ordinal);
-  TimingResources timing;
-  L2Flusher flusher(hot ? 0 : device.l2_bytes, device.sm_count);
-  StreamBlocker blocker;
-  if (!flusher.error.empty()) return Error{flusher.error, false, flusher.out_of_memory};
-  if (!blocker.error.empty()) return Error{blocker.error, false};
-  // Warm-up: at least 3 runs and 0.2 s, so that clocks have ramped and caches/TLBs are primed.
-  const auto warmup_start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - warmup_start < std::chrono::milliseconds(200); ++i) {
-    run(timing.stream);
-    cudaStreamSynchronize(timing.stream);
-    if (auto error = take_error(ordinal)) return Error{"in warm-up: " + error->message, error->sticky};
+Timer::~Timer() = default;
+
+const std::optional<Error>& Timer::error() const { return impl_->error; }
+
+std::optional<Error> Timer::warm_up(const kernels::Runner& run) {
+  Impl& t = *impl_;
+  cudaSetDevice(t.ordinal);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50); ++i) {
+    run(t.stream);
+    cudaStreamSynchronize(t.stream);
+    if (auto error = take_error(t.ordinal)) return Error{"in warm-up: " + error->message, error->sticky};
     if (i > 10000) break;
   }
-  for (auto _ : state) {
-    {
-      ReleaseOnExit release{blocker};
-      blocker.block(timing.stream);
-      if (!hot) flusher.flush(timing.stream);
-      cudaEventRecord(timing.start, timing.stream);
-      run(timing.stream);
-      cudaEventRecord(timing.stop, timing.stream);
-    }
-    float ms = 0;
-    // A failed wait or reading (a sticky error in the timed work) ends the timing: recording 0 s
-    // would make Google Benchmark multiply the iterations without end.
-    if (cudaEventSynchronize(timing.stop) != cudaSuccess ||
-        cudaEventElapsedTime(&ms, timing.start, timing.stop) != cudaSuccess)
-      return take_error(ordinal).value_or(Error{"CUDA events failed", false});
-    if (blocker.timed_out())
-      return Error{"the timed call did not return within 2 s while its stream was held (does it synchronize?)", false};
-    state.SetIterationTime(ms * 1e-3);
+  return std::nullopt;
+}
+
+std::optional<Error> Timer::Impl::run_once(const kernels::Runner& run, float& ms) {
+  {
+    ReleaseOnExit release{*blocker};
+    blocker->block(stream);
+    if (!hot) flusher->flush(stream);
+    cudaEventRecord(start, stream);
+    run(stream);
+    cudaEventRecord(stop, stream);
   }
-  return take_error(ordinal);
+  // A failed wait or reading (a sticky error in the timed work) ends the timing: recording 0 s
+  // would make Google Benchmark multiply the iterations without end.
+  if (cudaEventSynchronize(stop) != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
+    return take_error(ordinal).value_or(Error{"CUDA events failed", false});
+  if (blocker->timed_out())
+    return Error{"the timed call did not return within 2 s while its stream was held (does it synchronize?)", false};
+  return std::nullopt;
+}
+
+std::optional<Error> Timer::time(benchmark::State& state, const kernels::Runner& run, double budget_seconds,
+                                 std::int64_t& timed_runs) {
+  Impl& t = *impl_;
+  cudaSetDevice(t.ordinal);
+  constexpr std::int64_t kMaxRuns = 100'000;
+  const auto call_start = std::chrono::steady_clock::now();
+  const std::int64_t asked = std::max<std::int64_t>(state.max_iterations, 1);
+  std::int64_t per_iteration = 1;
+  bool calibrated = false;
+  timed_runs = 0;
+  for (auto _ : state) {
+    double sum_ms = 0;
+    std::int64_t runs = 0;
+    while (runs < per_iteration) {
+      const auto run_start = std::chrono::steady_clock::now();
+      float ms = 0;
+      if (auto error = t.run_once(run, ms)) return error;
+      sum_ms += ms;
+      ++runs;
+      if (!calibrated) {  // the runs that fit in what is left of the budget, from this one's wall time
+        calibrated = true;
+        const auto now = std::chrono::steady_clock::now();
+        const double wall = std::chrono::duration<double>(now - run_start).count();
+        const double left = budget_seconds - std::chrono::duration<double>(now - call_start).count();
+        const auto fit = std::int64_t(std::clamp(left / std::max(wall, 1e-7), 0.0, double(kMaxRuns)));
+        per_iteration = std::max<std::int64_t>(1, (fit + 1 + asked - 1) / asked);
+      }
+    }
+    timed_runs += runs;
+    state.SetIterationTime(sum_ms / double(runs) * 1e-3);
+  }
+  return take_error(t.ordinal);
 }
 
 }  // namespace flopscope::bench::cuda

@@ -6,6 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -44,14 +46,38 @@ void fill_bytes(void* device, int value, std::size_t bytes);
 // nullopt, or the pending error after the device's work (cleared where it can be).
 std::optional<Error> take_error(int ordinal);
 
-// The timing core for device work (nvbench's): a warm-up of at least 3 runs and 0.2 s (clocks
-// ramp, caches and TLBs prime), then per iteration, all queued behind a kernel that holds the
-// stream until the host has enqueued everything (so the events time the GPU's work, never a
-// host launch gap): unless `hot`, an L2 flush that reads (not writes) twice the L2 size, so
-// no dirty line's write-back lands in the timed region; a CUDA event; the work; a CUDA event;
-// then SetIterationTime(elapsed). Returns the first error (the caller fails the case with it).
-std::optional<Error> time_cuda(benchmark::State& state, const DeviceContext& device, bool hot,
-                               const kernels::Runner& run);
+// The timing core for device work (nvbench's), made once per case at its set-up: a stream, two
+// CUDA events, an L2 flush buffer of twice the L2 size (unless hot) and the flags of a blocking
+// kernel, each of its kernels loaded (cudaFuncGetAttributes) and launched once here, outside any
+// timed region: under CUDA's lazy module loading (the default since 12.2) a first launch inside
+// the blocked region could wait behind the blocking kernel. The case's own kernels have run in
+// its validated run and warm-up before. (CUDA_MODULE_LOADING=EAGER would do it for every module
+// of cuBLAS too: a larger context and a slower start of every binary, for nothing timed.)
+// Per timed run, all queued behind a kernel that holds the stream until the host has enqueued
+// everything (so the events time the GPU's work, never a host launch gap): unless hot, an L2
+// flush that reads (not writes) the buffer, so no dirty line's write-back lands in the timed
+// region; a CUDA event; the work; a CUDA event.
+class Timer {
+ public:
+  Timer(const DeviceContext& device, bool hot);
+  ~Timer();
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  // Why the resources could not be made, if they could not.
+  const std::optional<Error>& error() const;
+  // At least 3 runs and 50 ms (clocks ramp, caches and TLBs prime), untimed.
+  std::optional<Error> warm_up(const kernels::Runner& run);
+  // One call of Google Benchmark: the first timed run's wall time sets how many runs fit in
+  // `budget_seconds` of wall time (at least one per iteration Google Benchmark asks for); each
+  // iteration's time (SetIterationTime) is the mean GPU time of its runs. `timed_runs` gets how
+  // many runs were timed. Returns the first error (the caller fails the case with it).
+  std::optional<Error> time(benchmark::State& state, const kernels::Runner& run, double budget_seconds,
+                            std::int64_t& timed_runs);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // SM clock measured with clock64() against CUDA events, Hz; 0 on error.
 double measure_clock_hz(int ordinal);

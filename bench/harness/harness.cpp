@@ -10,6 +10,7 @@
 #include <memory>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "ceilings.hpp"
 #include "context.hpp"
@@ -97,14 +98,104 @@ std::vector<std::pair<const DeviceContext*, Case>> expand(const Family& family, 
 
 namespace {
 
-// Google Benchmark's console table without its context block: flopscope prints one line per
-// device instead (the full context is in the JSON file).
-class ConsoleTable : public benchmark::ConsoleReporter {
+// The console: one line per case, at most 120 columns: its name (Google Benchmark's suffixes
+// dropped, the middle elided where too long), the median time (or the only one), the rate that
+// matters (GB/s for bound=memory, GFLOP/s or TFLOP/s for bound=compute), the percentage of the
+// measured ceiling (else of the theoretical peak), the cv over repetitions; a skip or failure is
+// one line with its reason. The full record is the JSON file.
+class CaseLines {
  public:
-  using ConsoleReporter::ConsoleReporter;
-  bool ReportContext(const Context& context) override {
-    name_field_width_ = context.name_field_width;
-    return true;
+  static constexpr std::size_t kColumns = 120;
+  static constexpr std::size_t kNameWidth = 62;
+
+  // Called with each ReportRuns batch; prints what is complete.
+  void report(std::FILE* out, const std::vector<benchmark::BenchmarkReporter::Run>& runs) {
+    using Run = benchmark::BenchmarkReporter::Run;
+    std::size_t good = 0, total = 0;
+    const Run* first_error = nullptr;
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate) continue;
+      ++total;
+      if (run.error_occurred && !first_error) first_error = &run;
+      if (!run.error_occurred) ++good;
+    }
+    if (total > 0) {  // the repetitions: a line now unless aggregates follow
+      if (good == 0) return line(out, shown(runs.front()), first_error->error_message);
+      if (good >= 2) return;  // the aggregates' batch prints it
+      for (const Run& run : runs)
+        if (!run.error_occurred) return result(out, run, std::nullopt);
+      return;
+    }
+    const Run* median = nullptr;
+    std::optional<double> cv;
+    for (const Run& run : runs) {
+      if (run.aggregate_name == "median") median = &run;
+      if (run.aggregate_name == "cv") cv = run.real_accumulated_time;
+    }
+    if (median) result(out, *median, cv);
+  }
+
+  // The name without Google Benchmark's suffixes, elided in the middle to `width` columns.
+  static std::string shown(const benchmark::BenchmarkReporter::Run& run, std::size_t width = kNameWidth) {
+    std::string name = run.run_name.function_name;
+    if (name.size() <= width) return name;
+    const std::size_t head = (width - 3) / 2, tail = width - 3 - head;
+    return name.substr(0, head) + "..." + name.substr(name.size() - tail);
+  }
+
+ private:
+  static void line(std::FILE* out, const std::string& name, const std::string& what) {
+    std::string text = name + "  " + what;
+    if (text.size() > kColumns) text = text.substr(0, kColumns - 3) + "...";
+    std::fprintf(out, "%s\n", text.c_str());
+    std::fflush(out);
+  }
+  static std::string seconds_text(double seconds) {
+    char text[32];
+    if (seconds < 1e-6)
+      std::snprintf(text, sizeof text, "%.1f ns", seconds * 1e9);
+    else if (seconds < 1e-3)
+      std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
+    else if (seconds < 1)
+      std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
+    else
+      std::snprintf(text, sizeof text, "%.3f s", seconds);
+    return text;
+  }
+  static void result(std::FILE* out, const benchmark::BenchmarkReporter::Run& run, std::optional<double> cv) {
+    auto counter = [&](const char* name) -> std::optional<double> {
+      auto it = run.counters.find(name);
+      return it == run.counters.end() ? std::nullopt : std::optional<double>(it->second.value);
+    };
+    const bool compute = run.report_label.find("bound=compute") != std::string::npos;
+    char rate[32] = "";
+    const double flops = counter("flops_per_second").value_or(0), bytes = counter("bytes_per_second").value_or(0);
+    if (compute && flops > 0)
+      std::snprintf(rate, sizeof rate, flops >= 1e12 ? "%.2f TFLOP/s" : "%.1f GFLOP/s", flops >= 1e12 ? flops / 1e12 : flops / 1e9);
+    else if (bytes > 0)
+      std::snprintf(rate, sizeof rate, "%.1f GB/s", bytes / 1e9);
+    std::string percent;
+    const char* kind = compute ? "flops" : "bw";
+    char text[48];
+    if (auto pct = counter((std::string("pct_ceiling_") + kind).c_str())) {
+      std::snprintf(text, sizeof text, "%.1f%% of ceiling", *pct);
+      percent = text;
+    } else if (auto peak = counter((std::string("pct_peak_") + kind).c_str())) {
+      std::snprintf(text, sizeof text, "%.1f%% of peak", *peak);
+      percent = text;
+    }
+    std::string spread;
+    if (cv) {
+      std::snprintf(text, sizeof text, "cv %.1f%%", 100 * *cv);
+      spread = text;
+    }
+    const double seconds = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
+    std::string name = shown(run);
+    name.resize(kNameWidth, ' ');
+    char rest[96];
+    std::snprintf(rest, sizeof rest, "%10s %15s %17s %9s", seconds_text(seconds).c_str(), rate, percent.c_str(),
+                  spread.c_str());
+    line(out, name, rest);
   }
 };
 
@@ -120,37 +211,97 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
       inner_ = std::make_unique<benchmark::CSVReporter>();
 #pragma GCC diagnostic pop
     }
-    else
-      inner_ = std::make_unique<ConsoleTable>(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
-                                                                     : benchmark::ConsoleReporter::OO_Tabular);
   }
   bool ReportContext(const Context& context) override {
+    if (!inner_) return true;  // the console: the devices' lines are printed already
     inner_->SetOutputStream(&GetOutputStream());
     inner_->SetErrorStream(&GetErrorStream());
     return inner_->ReportContext(context);
   }
   void ReportRuns(const std::vector<Run>& runs) override {
-    inner_->ReportRuns(runs);
+    if (inner_)
+      inner_->ReportRuns(runs);
+    else
+      lines_.report(stdout, runs);
     for (const auto& run : runs) {
-      if (ceilings_) ceilings_->add(run);
-      if (run.run_type == Run::RT_Aggregate) continue;
+      if (ceilings_) try {
+          ceilings_->add(run);
+        } catch (const std::exception& error) {
+          if (!ceilings_error_) ceilings_error_ = error.what();
+        }
       std::string name = run.run_name.str();
       if (name == last_) continue;
       last_ = name;
       ++done_;
-      std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
-      std::fprintf(stderr, "[%s] %zu/%zu  %6.1f s  %s\n", binary_.c_str(), done_, total_, elapsed.count(), name.c_str());
+      // One progress line per case: done/total, elapsed, ETA (at this binary's mean pace so far).
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      const double eta = done_ < total_ ? elapsed / double(done_) * double(total_ - done_) : 0;
+      std::fprintf(stderr, "[%s] %zu/%zu  %.1f s  ETA %.0f s  %s\n", binary_.c_str(), done_, total_, elapsed, eta,
+                   CaseLines::shown(run, 64).c_str());
     }
   }
-  void Finalize() override { inner_->Finalize(); }
+  void Finalize() override {
+    if (inner_) inner_->Finalize();
+  }
+  const std::optional<std::string>& ceilings_error() const { return ceilings_error_; }
 
  private:
-  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+  std::optional<std::string> ceilings_error_;
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;  // --benchmark_format=json|csv; else lines_
+  CaseLines lines_;
   std::string binary_;
   std::size_t total_, done_ = 0;
   CeilingsCollector* ceilings_;
   std::string last_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Google Benchmark's JSON for --benchmark_out, kept whole on disk after every case: each report
+// goes through Google Benchmark's own JSONReporter into a string, and the string, closed as
+// Finalize() would close it, replaces the file (a temporary renamed). A binary killed mid-run
+// (timeout, SIGKILL) leaves a valid JSON file of every case that finished; only the case in
+// flight is lost. Google Benchmark opens the file itself (and truncates it); this reporter writes
+// the file under the same name, never through that stream.
+class WholeJsonFile : public benchmark::BenchmarkReporter {
+ public:
+  explicit WholeJsonFile(std::string path) : path_(std::move(path)) {
+    json_.SetOutputStream(&text_);
+    json_.SetErrorStream(&text_);
+    std::ostringstream end;
+    benchmark::JSONReporter closer;
+    closer.SetOutputStream(&end);
+    closer.SetErrorStream(&end);
+    closer.Finalize();
+    closing_ = end.str();
+  }
+  bool ReportContext(const Context& context) override {
+    const bool ok = json_.ReportContext(context);
+    save(closing_);
+    return ok;
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    json_.ReportRuns(runs);
+    save(closing_);
+  }
+  void Finalize() override {
+    json_.Finalize();
+    save("");
+  }
+  // The first write that failed, if any (the run goes on; run_family reports it and exits 2).
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  void save(const std::string& tail) {
+    try {
+      write_file_atomically(path_, text_.str() + tail);
+    } catch (const std::exception& error) {
+      if (!error_) error_ = error.what();
+    }
+  }
+  std::string path_, closing_;
+  std::ostringstream text_;
+  benchmark::JSONReporter json_;
+  std::optional<std::string> error_;
 };
 
 // Which of `names` Google Benchmark's filter selects (same rules: "-" negates, "all" = all);
@@ -205,8 +356,17 @@ int run_family(int argc, char** argv, const Family& family) {
     usage_error(binary, "no case selected (check --variants, --dtypes and --devices: a variant runs on its own device)");
   std::vector<std::string> kept = selection.benchmark_args;
   // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
-  // MinWarmUpTime() would add "/min_warmup_time:..." to every name.
-  if (flag_value(kept, "--benchmark_min_warmup_time").empty()) kept.push_back("--benchmark_min_warmup_time=0.05");
+  // MinWarmUpTime() would add "/min_warmup_time:..." to every name. Not where a CUDA case runs:
+  // Google Benchmark's warm-up would call it with iteration counts sized by its GPU time (each
+  // timed run costs its wall time, far more for a short kernel), and a CUDA case warms up at its
+  // set-up anyway.
+  const bool any_cuda = std::any_of(cases.begin(), cases.end(), [](const auto& dc) {
+    return dc.first->device.is_cuda() && !dc.first->unavailable;
+  });
+  if (flag_value(kept, "--benchmark_min_warmup_time").empty() && !any_cuda)
+    kept.push_back("--benchmark_min_warmup_time=0.05");
+  const std::string min_time = flag_value(kept, "--benchmark_min_time");
+  set_cuda_budget(min_time.empty() ? 0.5 : std::max(std::atof(min_time.c_str()), 0.0));
   const std::string filter = flag_value(kept, "--benchmark_filter");
   const auto selected = selected_by(names, filter);
   if (!selected) usage_error(binary, "--benchmark_filter='" + filter + "' is not a regular expression");
@@ -235,8 +395,8 @@ int run_family(int argc, char** argv, const Family& family) {
     const bool hot = selection.hot;
     auto* registered = benchmark::RegisterBenchmark(
         name.c_str(), [shared, ctx, hot](benchmark::State& state) { run_case(state, *ctx, *shared, hot); });
-    if (ctx->device.is_cuda())
-      registered->UseManualTime();
+    if (ctx->device.is_cuda())  // one Google Benchmark iteration of many timed runs (cuda.hpp's Timer)
+      registered->UseManualTime()->Iterations(1);
     else
       registered->UseRealTime();  // the work runs on every OpenMP thread, not just this one
     registered->Unit(benchmark::kMicrosecond);
@@ -252,22 +412,35 @@ int run_family(int argc, char** argv, const Family& family) {
   benchmark::AddCustomContext("flopscope", context);
 
   std::string format = flag_value(kept, "--benchmark_format");
-  CeilingsCollector ceilings(ceiling_labels);
-  ProgressReporter display(binary, selected_count, format.empty() ? "console" : format,
-                           selection.write_ceilings ? &ceilings : nullptr);
-  benchmark::RunSpecifiedBenchmarks(&display);
-  benchmark::Shutdown();
+  std::optional<CeilingsCollector> ceilings;
   if (selection.write_ceilings) {
+    ceilings.emplace(ceiling_labels, *selection.write_ceilings, selection.keep_ceilings, devices,
+                     out.empty() ? binary : out);
     try {
-      for (const auto& line : ceilings.write(*selection.write_ceilings, selection.keep_ceilings, devices,
-                                             out.empty() ? binary : out))
-        std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
+      ceilings->prepare();
     } catch (const std::exception& error) {
       std::fprintf(stderr, "%s: %s\n", binary.c_str(), error.what());
       return 2;
     }
   }
-  return 0;
+  ProgressReporter display(binary, selected_count, format.empty() ? "console" : format, ceilings ? &*ceilings : nullptr);
+  const std::string out_format = flag_value(kept, "--benchmark_out_format");
+  std::optional<WholeJsonFile> whole;
+  if (!out.empty() && (out_format.empty() || out_format == "json")) whole.emplace(out);
+  benchmark::RunSpecifiedBenchmarks(&display, whole ? &*whole : nullptr);
+  benchmark::Shutdown();
+  int status = 0;
+  if (whole && whole->error()) {
+    std::fprintf(stderr, "%s: %s\n", binary.c_str(), whole->error()->c_str());
+    status = 2;
+  }
+  if (display.ceilings_error()) {
+    std::fprintf(stderr, "%s: %s\n", binary.c_str(), display.ceilings_error()->c_str());
+    status = 2;
+  }
+  if (ceilings)
+    for (const auto& line : ceilings->lines()) std::fprintf(stderr, "%s: %s\n", binary.c_str(), line.c_str());
+  return status;
 }
 
 }  // namespace flopscope::bench

@@ -1,6 +1,9 @@
 #include "run_case.hpp"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -21,6 +24,7 @@ namespace {
 
 constexpr int kPoison = 0xA5;
 constexpr std::uint64_t kSeed = 42;  // operand i is filled from seed 42 + i
+double cuda_budget_seconds = 0.5;
 
 TensorRef view(const Operand& op, void* data, Device device) {
   const Strides strides = op.strides.empty() ? contiguous_strides(op.sizes) : op.strides;
@@ -132,55 +136,118 @@ void time_prepared_cpu_case(benchmark::State& state, const DeviceContext& device
 }
 
 #ifdef FLOPSCOPE_HAVE_CUDA
-// Fails the case with a CUDA error; a sticky one also marks the device unusable for the cases after.
+// Fails the case with a CUDA error; a sticky one also marks the device unusable for the cases
+// after, and says so once on the console.
 void cuda_failure(benchmark::State& state, const DeviceContext& device, const Case& c, const cuda::Error& error,
                   const std::string& during) {
   const std::string message = "CUDA error " + during + ": " + error.message;
-  if (error.sticky) device.broken = error.message + " (in " + c.name.str() + ")";
+  if (error.sticky && !device.broken) {
+    device.broken = error.message + " (in " + c.name.str() + ")";
+    std::fprintf(stderr, "%s is unusable after a sticky CUDA error: %s; its remaining cases are not run\n",
+                 device.device.str().c_str(), device.broken->c_str());
+  }
   fail(state, c.name.variant + ": " + message);
 }
 
-void run_on_cuda(benchmark::State& state, const DeviceContext& device, const Case& c,
-                 const std::vector<std::size_t>& bytes, bool hot) {
-  const int ordinal = device.device.index;
-  HostOperands host = host_operands(c, bytes, true);
+// A CUDA case set up once (device operands filled and uploaded, the validated run, the timing
+// resources, the warm-up) and kept for Google Benchmark's next calls of the same case, as on the
+// CPU; its host copies are dropped once validated. A case set up again (random interleaving
+// runs other cases between its repetitions) is not validated again: the counters of its first
+// validation are kept.
+struct PreparedCudaCase {
+  const Case* c = nullptr;
   std::vector<std::unique_ptr<cuda::DeviceBuffer>> buffers;
-  std::vector<TensorRef> refs;
-  for (std::size_t i = 0; i < c.operands.size(); ++i) {
-    buffers.push_back(std::make_unique<cuda::DeviceBuffer>(bytes[i], ordinal));
-    const auto& buffer = *buffers.back();
-    if (!buffer.error.empty()) {
-      if (buffer.out_of_memory)
-        skip(state, "cudaMalloc of " + format_bytes_binary(double(bytes[i])) + " for " + c.operands[i].name + ": " + buffer.error);
-      else
-        cuda_failure(state, device, c, {buffer.error, cuda::take_error(ordinal).value_or(cuda::Error{}).sticky},
-                     "allocating " + c.operands[i].name);
-      return;
+  kernels::Runner run;
+  std::unique_ptr<cuda::Timer> timer;
+  double setup_seconds = 0;  // wall time of the set-up, reported with the first call after it
+};
+std::optional<PreparedCudaCase> prepared_cuda_case;
+std::map<const Case*, Counters> validated_cuda_cases;
+
+// Sets `c` up on its device as prepared_cuda_case; false, with the case skipped or failed, where
+// it cannot be (memory, a CUDA error, outputs that differ from the reference's).
+bool prepare_on_cuda(benchmark::State& state, const DeviceContext& device, const Case& c,
+                     const std::vector<std::size_t>& bytes, bool hot) {
+  const auto start = std::chrono::steady_clock::now();
+  const int ordinal = device.device.index;
+  const bool validated = validated_cuda_cases.count(&c) != 0;
+  PreparedCudaCase prepared{.c = &c};
+  {
+    HostOperands host = host_operands(c, bytes, true);
+    std::vector<TensorRef> refs;
+    for (std::size_t i = 0; i < c.operands.size(); ++i) {
+      prepared.buffers.push_back(std::make_unique<cuda::DeviceBuffer>(bytes[i], ordinal));
+      const auto& buffer = *prepared.buffers.back();
+      if (!buffer.error.empty()) {
+        if (buffer.out_of_memory)
+          skip(state, "cudaMalloc of " + format_bytes_binary(double(bytes[i])) + " for " + c.operands[i].name + ": " +
+                          buffer.error);
+        else
+          cuda_failure(state, device, c, {buffer.error, cuda::take_error(ordinal).value_or(cuda::Error{}).sticky},
+                       "allocating " + c.operands[i].name);
+        return false;
+      }
+      cuda::upload(buffer.data, host.buffers[i]->data, bytes[i]);
+      refs.push_back(view(c.operands[i], buffer.data, device.device));
     }
-    cuda::upload(buffer.data, host.buffers[i]->data, bytes[i]);
-    refs.push_back(view(c.operands[i], buffer.data, device.device));
+    if (auto error = cuda::take_error(ordinal)) {
+      cuda_failure(state, device, c, *error, "uploading the operands");
+      return false;
+    }
+    prepared.run = c.prepare(refs);
+    prepared.run(nullptr);
+    if (!validated)
+      for (std::size_t i = 0; i < c.operands.size(); ++i)
+        if (c.operands[i].output) cuda::download(host.buffers[i]->data, prepared.buffers[i]->data, bytes[i]);
+    if (auto error = cuda::take_error(ordinal)) {
+      cuda_failure(state, device, c, *error, "in the validated run");
+      return false;
+    }
+    if (!validated) {
+      Counters counters;
+      if (auto mismatch = validate(c, host, bytes, counters)) {
+        fail(state, c.name.variant + ": " + *mismatch);
+        return false;
+      }
+      validated_cuda_cases[&c] = counters;
+    }
   }
-  const kernels::Runner run = c.prepare(refs);
-  run(nullptr);
-  for (std::size_t i = 0; i < c.operands.size(); ++i)
-    if (c.operands[i].output) cuda::download(host.buffers[i]->data, buffers[i]->data, bytes[i]);
-  if (auto error = cuda::take_error(ordinal)) {
-    cuda_failure(state, device, c, *error, "in the validated run");
-    return;
+  prepared.timer = std::make_unique<cuda::Timer>(device, hot);
+  std::optional<cuda::Error> error = prepared.timer->error();
+  if (!error) error = prepared.timer->warm_up(prepared.run);
+  if (error && error->out_of_memory) {
+    skip(state, error->message);
+    return false;
   }
-  Counters counters;
-  if (auto mismatch = validate(c, host, bytes, counters)) {
-    fail(state, c.name.variant + ": " + *mismatch);
-    return;
+  if (error) {
+    cuda_failure(state, device, c, *error, "setting up the timing");
+    return false;
   }
+  prepared.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  prepared_cuda_case = std::move(prepared);
+  return true;
+}
+
+void time_prepared_cuda_case(benchmark::State& state, const DeviceContext& device, double budget_seconds) {
+  PreparedCudaCase& prepared = *prepared_cuda_case;
+  const Case& c = *prepared.c;
+  const auto start = std::chrono::steady_clock::now();
+  std::int64_t timed_runs = 0;
   std::optional<cuda::Error> error;
   {
     NvtxRange timed("timed");
-    error = cuda::time_cuda(state, device, hot, run);
+    error = prepared.timer->time(state, prepared.run, budget_seconds, timed_runs);
   }
-  if (error && error->out_of_memory) return skip(state, error->message);
-  if (error) return cuda_failure(state, device, c, *error, "while timing");
-  set_counters(state, device, c, counters);
+  if (error) {
+    prepared_cuda_case.reset();
+    if (error->out_of_memory) return skip(state, error->message);
+    return cuda_failure(state, device, c, *error, "while timing");
+  }
+  set_counters(state, device, c, validated_cuda_cases.at(&c));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  state.counters["wall_seconds"] = benchmark::Counter(wall + prepared.setup_seconds);
+  state.counters["timed_runs"] = benchmark::Counter(double(timed_runs));
+  prepared.setup_seconds = 0;
 }
 #endif
 
@@ -191,6 +258,11 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
   if (device.device.is_cpu() && prepared_cpu_case && prepared_cpu_case->c == &c)
     return time_prepared_cpu_case(state, device);
   prepared_cpu_case.reset();
+#ifdef FLOPSCOPE_HAVE_CUDA
+  if (device.device.is_cuda() && prepared_cuda_case && prepared_cuda_case->c == &c && !device.broken)
+    return time_prepared_cuda_case(state, device, cuda_budget_seconds);
+  prepared_cuda_case.reset();
+#endif
   if (device.broken)
     return fail(state, "not run: " + device.device.str() + " is unusable after an earlier error: " + *device.broken);
   std::vector<std::size_t> bytes;
@@ -211,7 +283,7 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
   }
 #ifdef FLOPSCOPE_HAVE_CUDA
   if (skip_if_too_large(state, device, operand_bytes + 2 * device.l2_bytes, "device memory")) return;
-  return run_on_cuda(state, device, c, bytes, hot);
+  if (prepare_on_cuda(state, device, c, bytes, hot)) time_prepared_cuda_case(state, device, cuda_budget_seconds);
 #else
   (void)hot;
   skip(state, "built without CUDA");
@@ -233,6 +305,8 @@ void time_cpu(benchmark::State& state, const kernels::Runner& run) {
   }
 }
 
+void set_cuda_budget(double seconds) { cuda_budget_seconds = seconds; }
+
 void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
   try {
     run_case_body(state, device, c, hot);
@@ -243,6 +317,9 @@ void run_case(benchmark::State& state, const DeviceContext& device, const Case& 
     fail(state, c.name.variant + ": " + error.what());
   }
   prepared_cpu_case.reset();  // a call that threw is not to be timed again on what it left
+#ifdef FLOPSCOPE_HAVE_CUDA
+  prepared_cuda_case.reset();
+#endif
 }
 
 }  // namespace flopscope::bench

@@ -14,6 +14,11 @@ namespace flopscope::bench {
 // memory, a skip): one case's trouble never stops the binary or truncates its JSON.
 void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot);
 
+// The wall time one Google Benchmark call of a CUDA case may take for its timed runs (its
+// iteration count is chosen from the first run's wall time: cuda.hpp's Timer); set from
+// --benchmark_min_time (0.5 s, Google Benchmark's default, where not given).
+void set_cuda_budget(double seconds);
+
 // The CPU timing core: the call in Google Benchmark's loop on its real-time clock (the work runs
 // on every OpenMP thread, not just this one), memory clobbered after each call.
 void time_cpu(benchmark::State& state, const kernels::Runner& run);

@@ -9,8 +9,9 @@
 //   regblock  128x128x8 block tile, 8x8 outputs per thread in registers (2-D register blocking: 64
 //             FMAs per 4 shared-memory loads of 16 bytes), float4 global loads where an operand
 //             has a unit stride and 16-byte aligned rows (f32; any strides).
-//   mma       tensor cores by mma.sync.m16n8k16 (f16, bf16; f32 accumulation; f32 or the operands'
-//             dtype out): 128x128x32 block tile, 4 warps of 64x64, a 3-stage cp.async pipeline,
+//   mma       tensor cores by warp-level mma.sync.m16n8k16, the Ampere (sm_80) instruction, not
+//             Hopper's wgmma/TMA: on an H100/H200 expect well below cuBLAS, which uses wgmma
+//             (f16, bf16; f32 accumulation; f32 or the operands' dtype out): 128x128x32 block tile, 4 warps of 64x64, a 3-stage cp.async pipeline,
 //             ldmatrix from XOR-swizzled shared memory; A and B row- or column-major.
 //   cublas    cublasGemmEx (f64, f32, tf32 by CUBLAS_COMPUTE_32F_FAST_TF32, f16, bf16): what
 //             torch.matmul calls. Handle and workspace are made in prepare(); the call is timed.
@@ -948,7 +949,9 @@ const std::array<MatmulVariant, 6> kVariants = {{
      smem_unavailable, direct<MatmulProblem, run_smem>, takes_smem, kOwn},
     {"regblock", "128x128x8 block tiles, 8x8 outputs per thread in registers, float4 loads", Device::Kind::cuda,
      regblock_unavailable, direct<MatmulProblem, run_regblock>, takes_regblock, kOwn},
-    {"mma", "tensor cores by mma.sync m16n8k16, 128x128x32 tiles, 3-stage cp.async, ldmatrix", Device::Kind::cuda,
+    {"mma", "tensor cores by warp-level mma.sync m16n8k16 (Ampere-style, not Hopper's wgmma/TMA), 128x128x32 tiles, "
+            "3-stage cp.async, ldmatrix",
+     Device::Kind::cuda,
      mma_unavailable, direct<MatmulProblem, run_mma>, takes_mma, kOwn},
     {"cublas", "cublasGemmEx (torch.matmul's call), tf32 by CUBLAS_COMPUTE_32F_FAST_TF32", Device::Kind::cuda,
      cublas_unavailable, prepare_cublas, takes_cublas, {.library = "cuBLAS"}, Role::vendor},
