@@ -1,6 +1,7 @@
 """`BINARY --describe` and `--suite=` (issue 21): the description is the kernel tables' (roles on
 every row), its cases are exactly what the same command line runs, a suite is the binary's own
 data, and the JSON context of a run (schema 2) carries the same variants and cases."""
+import re
 import json
 import subprocess
 
@@ -25,7 +26,8 @@ def describe(name, *flags):
 def listed(name, *flags):
     proc = run(name, *flags, "--benchmark_list_tests=true")
     assert proc.returncode == 0, proc.stderr
-    return [line.rsplit("/", 1)[0] if line.endswith(("/real_time", "/manual_time")) else line
+    # Google Benchmark's own suffixes: /real_time, and /iterations:1/manual_time on a CUDA case.
+    return [re.sub(r"(/iterations:\d+)?/(real_time|manual_time)$", "", line)
             for line in proc.stdout.split()]
 
 

@@ -58,7 +58,7 @@ def link_limit(device: Device) -> Optional[tuple[float, str]]:
     return None
 
 
-def collectives_table(cases: list[Case]) -> list[str]:
+def collectives_table(cases: list[Case], device=None) -> list[str]:
     rows = []
     for c in sorted(_cases(cases), key=_sort_key):
         rows.append([_extra(c, "coll"), c.name.variant, c.name.dtype, _extra(c, "op", fmt.MISSING),

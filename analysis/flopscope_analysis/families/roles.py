@@ -54,10 +54,11 @@ def ceiling_of(case: Case, device: Optional[Device]) -> Optional[tuple[str, floa
     if device is None:
         return None
     ref = getattr(case, "ceiling_ref", None)
-    if ref:
+    if ref:  # the context's typed ceiling, where the device's ceilings file has it
         kind, name = ref
         table = device.memory_ceilings if kind == "memory" else device.compute_ceilings
-        return (str(name), table[name]) if name in table else None
+        if name in table:
+            return (str(name) if kind == "memory" else f"{name} FMA", table[name])
     if case.bound == "memory":
         three = case.name.family in THREE_STREAM_FAMILIES and case.name.variant not in BASELINE_VARIANTS
         name = "triad" if three else "copy"
