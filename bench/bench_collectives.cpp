@@ -26,7 +26,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -36,6 +35,7 @@
 #include "harness/context.hpp"
 #include "harness/describe.hpp"
 #include "harness/harness.hpp"
+#include "harness/json_file.hpp"
 #include "harness/report.hpp"
 
 #ifdef FLOPSCOPE_HAVE_MPI
@@ -530,37 +530,6 @@ Family collectives_family() {
 }
 
 #ifdef FLOPSCOPE_HAVE_MPI
-// Rank 0's file: Google Benchmark's JSON, rewritten whole (temp file + rename) after every case.
-class JsonFile : public benchmark::BenchmarkReporter {
- public:
-  explicit JsonFile(std::string path) : path_(std::move(path)) { inner_.SetOutputStream(&text_); inner_.SetErrorStream(&text_); }
-  bool ReportContext(const Context& context) override {
-    const bool ok = inner_.ReportContext(context);
-    write();
-    return ok;
-  }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    inner_.ReportRuns(runs);
-    write();
-  }
-  void Finalize() override {}
-
- private:
-  void write() {
-    const std::string temp = path_ + ".tmp";
-    {
-      std::ofstream out(temp);
-      out << text_.str() << (started_ ? "\n  ]\n}\n" : "");
-    }
-    started_ = true;
-    std::rename(temp.c_str(), path_.c_str());
-  }
-  std::string path_;
-  std::ostringstream text_;
-  benchmark::JSONReporter inner_;
-  bool started_ = false;
-};
-
 // Google Benchmark's console table without its context block (the device lines are printed
 // instead, as every bench binary does).
 class ConsoleTable : public benchmark::ConsoleReporter {
@@ -640,6 +609,7 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
   benchmark::AddCustomContext("flopscope", context);
   benchmark::AddCustomContext("collectives_ranks", std::to_string(g_ranks));
   start_watchdog();
+  int status = 0;
   if (g_rank == 0) {
     for (const auto& line : device_lines(devices)) std::fprintf(stderr, "%s: %s\n", family.binary.c_str(), line.c_str());
     std::fprintf(stderr, "%s: %d MPI ranks\n", family.binary.c_str(), g_ranks);
@@ -647,15 +617,19 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
     if (out.empty()) {
       benchmark::RunSpecifiedBenchmarks(&console);
     } else {
-      JsonFile file(out);
+      WholeJsonFile file(out);  // rewritten whole after every case, as by every bench binary
       benchmark::RunSpecifiedBenchmarks(&console, &file);
+      if (file.error()) {
+        std::fprintf(stderr, "%s: %s\n", family.binary.c_str(), file.error()->c_str());
+        status = 2;
+      }
     }
   } else {
     NullReporter none;
     benchmark::RunSpecifiedBenchmarks(&none);
   }
   benchmark::Shutdown();
-  return 0;
+  return status;
 }
 #endif
 

@@ -15,6 +15,7 @@
 #include "ceilings.hpp"
 #include "context.hpp"
 #include "describe.hpp"
+#include "json_file.hpp"
 #include "flopscope/checked.hpp"
 #include "run_case.hpp"
 
@@ -254,54 +255,6 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
   CeilingsCollector* ceilings_;
   std::string last_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
-// Google Benchmark's JSON for --benchmark_out, kept whole on disk after every case: each report
-// goes through Google Benchmark's own JSONReporter into a string, and the string, closed as
-// Finalize() would close it, replaces the file (a temporary renamed). A binary killed mid-run
-// (timeout, SIGKILL) leaves a valid JSON file of every case that finished; only the case in
-// flight is lost. Google Benchmark opens the file itself (and truncates it); this reporter writes
-// the file under the same name, never through that stream.
-class WholeJsonFile : public benchmark::BenchmarkReporter {
- public:
-  explicit WholeJsonFile(std::string path) : path_(std::move(path)) {
-    json_.SetOutputStream(&text_);
-    json_.SetErrorStream(&text_);
-    std::ostringstream end;
-    benchmark::JSONReporter closer;
-    closer.SetOutputStream(&end);
-    closer.SetErrorStream(&end);
-    closer.Finalize();
-    closing_ = end.str();
-  }
-  bool ReportContext(const Context& context) override {
-    const bool ok = json_.ReportContext(context);
-    save(closing_);
-    return ok;
-  }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    json_.ReportRuns(runs);
-    save(closing_);
-  }
-  void Finalize() override {
-    json_.Finalize();
-    save("");
-  }
-  // The first write that failed, if any (the run goes on; run_family reports it and exits 2).
-  const std::optional<std::string>& error() const { return error_; }
-
- private:
-  void save(const std::string& tail) {
-    try {
-      write_file_atomically(path_, text_.str() + tail);
-    } catch (const std::exception& error) {
-      if (!error_) error_ = error.what();
-    }
-  }
-  std::string path_, closing_;
-  std::ostringstream text_;
-  benchmark::JSONReporter json_;
-  std::optional<std::string> error_;
 };
 
 // Which of `names` Google Benchmark's filter selects (same rules: "-" negates, "all" = all);
