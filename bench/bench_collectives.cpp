@@ -343,7 +343,8 @@ double now_seconds() {
 }
 
 #ifdef FLOPSCOPE_HAVE_MPI
-bool all_ranks(bool ok) {
+// Whether `ok` holds on every rank (used where a rank's own failure must skip the case on all).
+[[maybe_unused]] bool all_ranks(bool ok) {
   int value = ok;
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return value != 0;
