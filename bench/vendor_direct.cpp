@@ -4,7 +4,7 @@
 // called REPS times back to back after one warm-up call, each call timed by steady_clock. VENDOR is
 // openblas (f32) or onednn (f32, bf16); one per process, so that neither's idle threads (OpenBLAS's
 // spin, OpenMP's) take cores from the other. Prints one JSON object: {"vendor", "dtype", "m", "n", "k", "median_s", "min_s"}.
-// bench/reference_check.py --matmul sets these beside bench_matmul's medians (flopscope's
+// scripts/checks/reference_check.py --matmul sets these beside bench_matmul's medians (flopscope's
 // overhead is its harness: the target is within 2%). Built where oneDNN and OpenBLAS are found.
 #include <algorithm>
 #include <chrono>

@@ -12,7 +12,7 @@ other load hit both sides alike):
     (nn.Linear, autograd; its backward time is fwd+bwd minus fwd).
 PyTorch is a peer, not a dependency: pass the Python that has it (--torch). Torch runs with as many
 threads as the CPU has cores, as flopscope's OpenMP does.
-Usage: .venv/bin/python bench/torch_beside.py --torch /path/to/python [--rounds 3]
+Usage: .venv/bin/python scripts/checks/torch_beside.py --torch /path/to/python [--rounds 3]
 """
 import argparse
 import json
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from check_common import cpu_model, gbench_medians, write_table
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TORCH_SCRIPT = """
 import json, time, torch

@@ -11,7 +11,7 @@ Runs, alternating, `rounds` times (so drift and other load hit every side alike)
   - with --torch PYTHON (an interpreter with PyTorch): torch.mm at the same squares and dtypes,
     all cores (PyTorch's CPU matmul: oneDNN or MKL).
 Prints a markdown table of medians and ratios and writes it to results/baselines/ (or --out).
-Usage: .venv/bin/python bench/matmul_check.py [--build-dir build] [--rounds 3] [--squares 2048,4096]
+Usage: .venv/bin/python scripts/checks/matmul_check.py [--build-dir build] [--rounds 3] [--squares 2048,4096]
        [--torch /path/to/python]
 """
 import argparse
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from check_common import cpu_model, gbench_medians, write_table
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TORCH_SCRIPT = """
 import json, sys, time, torch

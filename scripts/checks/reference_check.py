@@ -9,7 +9,7 @@ Runs, alternating, `rounds` times each (so drift and other load hit both sides a
     its f32->f32 copy baseline in the same process (5 repetitions each, randomly interleaved),
     and that baseline vs bench_copy at the same n.
 Prints a markdown table of medians and ratios and writes it to results/baselines/ (or --out).
-Usage: .venv/bin/python bench/reference_check.py [--build-dir build] [--rounds 3]
+Usage: .venv/bin/python scripts/checks/reference_check.py [--build-dir build] [--rounds 3]
 """
 import argparse
 import datetime
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from check_common import cpu_model, gbench_medians, write_table
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BYTES_1GIB_PAIR_KB = 2147484  # likwid's kB are 1000 bytes: two arrays of ~1 GiB
 
 

@@ -2,7 +2,7 @@
 """bench_collectives' 2-rank all-reduce beside a plain MPI_Allreduce loop (mpi_allreduce_loop) and,
 where PyTorch is installed, torch.distributed's gloo (gloo_allreduce.py): the same f32 sizes, the
 tools run alternately for --rounds rounds, the median busbw of each per size and the ratios.
-  scripts/collectives_beside.py [--rounds 3] [--sizes 1024,65536,1048576,16777216]
+  scripts/checks/collectives_beside.py [--rounds 3] [--sizes 1024,65536,1048576,16777216]
 """
 import argparse
 import json
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader"]
 
 
@@ -65,7 +65,7 @@ def main():
             elif tool == "mpi_loop":
                 got = run_lines([*MPIRUN, str(loop), *map(str, sizes)])
             else:
-                got = run_lines([sys.executable, str(ROOT / "scripts" / "gloo_allreduce.py"), *map(str, sizes)])
+                got = run_lines([sys.executable, str(ROOT / "scripts" / "checks" / "gloo_allreduce.py"), *map(str, sizes)])
             for n, busbw in got.items():
                 samples[tool][n].append(busbw)
     print("| f32 elements | bytes | " + " | ".join(f"{t} busbw GB/s" for t in tools) +

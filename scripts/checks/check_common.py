@@ -1,4 +1,4 @@
-"""What bench/reference_check.py and bench/matmul_check.py share: the CPU's name, the medians of a
+"""What scripts/checks/reference_check.py and scripts/checks/matmul_check.py share: the CPU's name, the medians of a
 Google Benchmark run, and writing the result table under a dated, CPU-named file atomically."""
 import datetime
 import json

@@ -6,7 +6,7 @@ place as bench_collectives' mpi cases (each call reduces a fresh copy: gloo redu
 the copy is made outside the timed region). Per size: 5 warm-up calls, then calls until 0.2 s
 (at least 10), each after a barrier, the time the slowest rank's. Prints one JSON line per size
 with the fields of mpi_allreduce_loop: n, bytes, calls, seconds (mean), algbw, busbw.
-  scripts/gloo_allreduce.py [--ranks 2] 1024 1048576
+  scripts/checks/gloo_allreduce.py [--ranks 2] 1024 1048576
 """
 import argparse
 import json
