@@ -202,14 +202,14 @@ int main(int argc, char** argv) {
       // the vendors'. Two repetitions: one call is tens of milliseconds here.
       .suites = {{"default",
                   {"--dtypes=f32,bf16", "--benchmark_repetitions=2",
-                   "--variants=microkernel,microkernel_dpbf16,onednn,openblas,mma,cublas,cublaslt"}},
+                   "--roles=fastest,vendor"}},
                  {"quick",
                   {"--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2", "--ffns=512x256x1024",
-                   "--variants=microkernel,onednn,cublas"}},
+                   "--roles=fastest,vendor"}},
                  // GPT-2 small and XL FFN layers and a 4-layer Cruncher, fwd, bwd and an AdamW step:
                  // own mma beside cuBLAS(Lt).
                  {"gpu",
-                  {"--dtypes=f32,bf16", "--variants=mma,cublas,cublaslt", "--benchmark_repetitions=2",
+                  {"--dtypes=f32,bf16", "--roles=fastest,vendor", "--benchmark_repetitions=2",
                    "--benchmark_min_time=0.05"}}},
   };
   return run_family(argc, argv, family);

@@ -7,8 +7,8 @@
 //   n=,m=/bcast=outer      (N,1) op (1,M)        an outer sum or product
 //   n=,m=/bcast=none       (N,M) op (N,M)        ... materialized
 // Beside them, broadcast/copy/<dtype>/<device>/n=<elements>: a contiguous copy of the same bytes
-// (bytes / 2 / element size elements; bench_copy's "simd" kernel on the CPU, cudaMemcpyAsync on a
-// GPU), measured in the same process: the ceiling each case is set against.
+// (bytes / 2 / element size elements; copy_cases.hpp's baseline_copy), measured in the same
+// process: the ceiling each case is set against.
 // Counters: flops (one per output element: lib's elementwise_binary_cost) and bytes (each operand
 // read once, a broadcast one at its own size, the output written once).
 // Inputs: values uniform in [-1, 1) rounded to the dtype. Validation before timing, bit for bit,
@@ -132,10 +132,10 @@ int main(int argc, char** argv) {
   // moves the same bytes). The reference (lib's iterator in double, 10x slower) validates every
   // case but is not timed in the default suite.
   family.suites = {{"default",
-                    {"--ops=add", "--variants=copy,simd,onednn,plain,vec", "--benchmark_enable_random_interleaving=true"}},
+                    {"--ops=add", "--roles=own,vendor,baseline", "--benchmark_enable_random_interleaving=true"}},
                    {"quick", {"--btd=8x256x768", "--outer=1024x1024", "--ops=add", "--benchmark_enable_random_interleaving=true"}},
                    {"gpu",
-                    {"--dtypes=f32,bf16", "--ops=add", "--variants=copy,plain,vec", "--benchmark_repetitions=2",
+                    {"--dtypes=f32,bf16", "--ops=add", "--roles=own,vendor,baseline", "--benchmark_repetitions=2",
                      "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}}};
   return run_family(argc, argv, family);
 }

@@ -5,14 +5,14 @@
 // reported against the memory ceiling. Default sizes: 4 MiB and 256 MiB of f32 (cache-resident
 // and far past the last-level cache).
 // Beside them, the baseline convert/copy/f32->f32/<device>/n=: the identity conversion, a copy
-// of the same f32 array by the kernel that bench_copy and bench_peak time (CPU "simd", CUDA
-// "vec16"), so that each conversion is set against a copy measured in the same process
+// of the same f32 array by bench_copy's fastest kernel (the one bench_peak's ceiling times), so
+// that each conversion is set against a copy measured in the same process
 // (--benchmark_enable_random_interleaving=true interleaves their repetitions: on a shared
 // machine, the fairest ratio).
 // Inputs: f32 values with random signs, mantissas and exponents in [2^-20, 2^20] (what tensors
 // hold; some overflow the fp8 formats), or random narrow bit patterns (NaNs included).
 // Validation before timing: against kernels::convert_reference (bit for bit) up to 4Mi
-// elements; above that against the "scalar" variant, which the tests check against the
+// elements; above that against the row marked checker (one element at a time), which the tests check against the
 // reference bit for bit (the reference itself would take seconds at 64Mi elements).
 #include <omp.h>
 
@@ -55,7 +55,7 @@ std::vector<VariantRow> conversion_names(Device::Kind kind) { return table_rows(
 // The f32->f32 baseline: bench_copy's own copy kernel.
 std::optional<Case> build_baseline(const Point& p) {
   const Device device = p.device->device;
-  const auto& copy = kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "vec16");
+  const auto& copy = fastest_copy(device.kind);
   const std::int64_t n = p.integer("n");
   return copy_case({"convert", "copy", "f32->f32", device.str(), {{"n", n}}, {}}, copy, DType::f32, n, device);
 }
@@ -79,7 +79,7 @@ std::optional<Case> build_conversion(const Point& p) {
   const auto problem = [](std::span<const TensorRef> ops) { return kernels::ConvertProblem{ops[0], ops[1], false}; };
   c.validation.reference = [n, problem](std::span<const TensorRef> ops) {
     if (n <= kReferenceLimit) return kernels::convert_reference(problem(ops));
-    kernels::variant_named(kernels::cpu_convert_variants(), "scalar").prepare(problem(ops))(nullptr);
+    kernels::checker(kernels::cpu_convert_variants()).prepare(problem(ops))(nullptr);
   };
   const auto& variant = kernels::variant_named(convert_variants(device.kind), p.variant);
   if (!bind_variant(c, variant, device, problem)) return std::nullopt;

@@ -109,9 +109,9 @@ std::optional<Case> build_memory(const Point& p) {
   const std::string compute(dtype_name(dtype));
   CaseName name{"peak", p.variant, compute, device.str(), {{"n", n}}, {}};
   Case c;
-  if (p.variant == "copy") {
-    c = copy_case(name, kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "vec16"), dtype, n,
-                  device);
+  const auto* triad = kernels::find_variant(triad_variants(device.kind), p.variant);
+  if (!triad) {  // the copy row
+    c = copy_case(name, fastest_copy(device.kind), dtype, n, device);
   } else {
     c.name = name;
     c.cost = triad_cost(n, dtype);
@@ -119,7 +119,7 @@ std::optional<Case> build_memory(const Point& p) {
                   Operand::input("c", dtype, {n}, Fill::small_integers)};
     const auto problem = [](std::span<const TensorRef> ops) { return kernels::TriadProblem{ops[0], ops[1], ops[2], 3.0}; };
     c.validation.reference = [problem](std::span<const TensorRef> ops) { kernels::triad_reference(problem(ops)); };
-    bind_variant(c, triad_variants(device.kind)[0], device, problem);
+    bind_variant(c, *triad, device, problem);
   }
   c.bound = Bound::memory;
   c.compute = compute;
@@ -137,7 +137,14 @@ ComputeMode gemm_mode(DType dtype) {
   return natural_compute_mode(dtype);
 }
 
-// C (m x n, f32) = A (m x k) · B (k x n) through the matmul family's cublaslt variant, in the NT
+// The CUDA matmul row that takes fast_accum and the fp8 scales (a vendor's: cuBLASLt), or nullptr.
+const kernels::MatmulVariant* gemm_variant() {
+  for (const auto& v : kernels::cuda_matmul_variants())
+    if (v.info.fast_accum) return &v;
+  return nullptr;
+}
+
+// C (m x n, f32) = A (m x k) · B (k x n) through gemm_variant(), in the NT
 // layout (B the transposed view of a row-major n x k array: cuBLAS's TN, which fp8 requires and the
 // others accept). fp8 runs twice: with cuBLASLt's default accumulation, and with
 // CUBLASLT_MATMUL_DESC_FAST_ACCUM (fast_accum=1 in the name: partial sums are not promoted to f32
@@ -149,12 +156,12 @@ std::optional<Case> build_gemm(const Point& p, bool fast_accum) {
   const ComputeModeInfo& info = compute_mode_info(mode);
   const bool fp8 = info.peak_key == "f8";
   if (fast_accum && !fp8) return std::nullopt;
-  const auto* cublaslt = kernels::find_variant(kernels::cuda_matmul_variants(), "cublaslt");
-  if (!cublaslt) return std::nullopt;
+  const auto* gemm = gemm_variant();
+  if (!gemm) return std::nullopt;
   const std::int64_t size = p.integer("gemm"), m = size, n = size, k = size;
   const std::string key(info.peak_key);
   Case c;
-  c.name = {"peak", "cublaslt", std::string(info.name), device.device.str(), {{"m", m}, {"n", n}, {"k", k}}, {}};
+  c.name = {"peak", std::string(gemm->name), std::string(info.name), device.device.str(), {{"m", m}, {"n", n}, {"k", k}}, {}};
   if (fast_accum) c.name.extras = {{"fast_accum", "1"}};
   c.cost = matmul_cost(m, n, k, info.a, info.b, DType::f32);
   c.bound = Bound::compute;
@@ -168,7 +175,7 @@ std::optional<Case> build_gemm(const Point& p, bool fast_accum) {
     matmul.fast_accum = fast_accum;
     return matmul;
   };
-  if (!bind_variant(c, *cublaslt, device.device, problem)) return std::nullopt;
+  if (!bind_variant(c, *gemm, device.device, problem)) return std::nullopt;
   // Sampled outputs against exact integer dot products (inputs are small integers).
   c.validation.check = [m, n, k](std::span<const TensorRef> host, Counters&) -> std::optional<std::string> {
     const auto element = [](const TensorRef& t, std::int64_t row, std::int64_t column) {
@@ -196,24 +203,26 @@ int main(int argc, char** argv) {
       {.name = "FMA chains", .variants = chain_names, .axes = {}, .build = build_chains},
       {.name = "memory",
        .variants =
-           [](Device::Kind) {
-             return std::vector<VariantRow>{{"copy", "bench_copy's fastest kernel on this device"},
-                                            {"triad", "STREAM triad a = b + s*c, the peak table's kernel"}};
+           [](Device::Kind kind) {
+             std::vector<VariantRow> rows = {{"copy", "bench_copy's fastest kernel on this device", kernels::Role::own}};
+             for (auto& row : table_rows(triad_variants(kind))) rows.push_back(std::move(row));
+             return rows;
            },
        .uses_dtypes = false,
        .axes = {"n"},
        .build = build_memory},
   };
-  const auto cublaslt_on_cuda = [](Device::Kind kind) {
-    return kind == Device::Kind::cuda ? std::vector<VariantRow>{{"cublaslt", "cuBLASLt GEMMs on the tensor cores", kernels::Role::vendor}}
-                                      : std::vector<VariantRow>{};
+  const auto gemm_on_cuda = [](Device::Kind kind) {
+    const auto* gemm = gemm_variant();
+    if (kind != Device::Kind::cuda || !gemm) return std::vector<VariantRow>{};
+    return table_rows(std::span<const kernels::MatmulVariant>(gemm, 1));
   };
   benches.push_back({.name = "tensor-core GEMMs",
-                     .variants = cublaslt_on_cuda,
+                     .variants = gemm_on_cuda,
                      .axes = {"gemm"},
                      .build = [](const Point& p) { return build_gemm(p, false); }});
   benches.push_back({.name = "fp8 GEMMs with fast accumulation",
-                     .variants = cublaslt_on_cuda,
+                     .variants = gemm_on_cuda,
                      .axes = {"gemm"},
                      .build = [](const Point& p) { return build_gemm(p, true); }});
   const Family family{

@@ -10,7 +10,7 @@
 //   d0=,d1=,.../view=permute/perm=0.2.3.1   any permutation (--shape=, --perm=) through the one
 //                                    N-d strided kernel of each variant
 // Beside them, strided/copy/<dtype>/<device>/n=<elements>: a contiguous copy of as many elements
-// as each view has (bench_copy's "simd" kernel on the CPU, cudaMemcpyAsync on a GPU), measured in
+// as each view has (copy_cases.hpp's baseline_copy: the fastest CPU copy, the GPU's driver copy), measured in
 // the same process, so that each view's cost is set against the copy of the same bytes
 // (--benchmark_enable_random_interleaving=true interleaves their repetitions).
 // Counters: bytes (lib's strided_copy_cost: each element of the view read once, an expanded
@@ -18,10 +18,10 @@
 // 32-byte sectors on a GPU, that the view's elements and dst lie in) and elements (of dst: the
 // n of the matching copy baseline).
 // Validation before timing, bit for bit: against kernels::copy_reference up to 4Mi elements,
-// above that against the "blocked" CPU variant (tiles through an L1 buffer: seconds less than the
-// reference or naive on a large transpose), which the tests check against the reference on every
-// view kind. Sources hold random bits (NaN patterns included), except for cuBLAS's geam,
-// which computes 1 * a + 0 * b and so canonicalizes NaNs: finite values for it.
+// above that against the CPU row marked checker (tiles through an L1 buffer: seconds less than the
+// reference on a large transpose), which the tests check against the reference on every view
+// kind. Sources hold random bits (NaN patterns included), except for a row marked
+// values_not_bits (cuBLAS's geam computes 1 * a + 0 * b and so canonicalizes NaNs): finite values.
 #include <algorithm>
 #include <string>
 #include <variant>
@@ -156,7 +156,8 @@ std::optional<Case> build_strided(const Point& p, const ViewGroup& group) {
   c.cost = strided_copy_cost(view->sizes, view->strides, dtype);
   c.bound = Bound::memory;
   Operand src{"src", dtype, view->sizes, view->strides, 0, false, Fill::random_bits, {}};
-  if (p.variant == "cublas_geam") src.fill = Fill::uniform;
+  const auto& variant = kernels::variant_named(strided_variants(device.kind), p.variant);
+  if (variant.traits.values_not_bits) src.fill = Fill::uniform;
   c.operands = {Operand::output_of("dst", dtype, view->sizes), src};
   const std::int64_t touched = strided_copy_bytes_touched(view->sizes, dst_strides, 0, view->strides, 0, dtype,
                                                           device.is_cpu() ? kCpuCacheLineBytes : kCudaSectorBytes);
@@ -170,11 +171,10 @@ std::optional<Case> build_strided(const Point& p, const ViewGroup& group) {
     if (numel <= kReferenceLimit)
       kernels::copy_reference({expected, source});
     else
-      kernels::variant_named(kernels::cpu_strided_variants(), "blocked").prepare({expected, source})(nullptr);
+      kernels::checker(kernels::cpu_strided_variants()).prepare({expected, source})(nullptr);
     if (auto mismatch = compare_exact(dst, expected)) return "dst: " + *mismatch;
     return std::nullopt;
   };
-  const auto& variant = kernels::variant_named(strided_variants(device.kind), p.variant);
   if (!bind_variant(c, variant, device, [](std::span<const TensorRef> ops) { return kernels::CopyProblem{ops[0], ops[1]}; }))
     return std::nullopt;
   return c;

@@ -19,8 +19,9 @@ Case copy_case(CaseName name, const kernels::CopyVariant& variant, DType dtype, 
 }
 
 Case copy_baseline(const std::string& family, DType dtype, std::int64_t n, Device device) {
-  const auto& copy = kernels::variant_named(copy_variants(device.kind), device.is_cpu() ? "simd" : "memcpy_async");
-  return copy_case({family, "copy", std::string(dtype_name(dtype)), device.str(), {{"n", n}}, {}}, copy, dtype, n, device);
+  const VariantRow row = copy_baseline_row();
+  return copy_case({family, row.name, std::string(dtype_name(dtype)), device.str(), {{"n", n}}, {}}, baseline_copy(device.kind),
+                   dtype, n, device);
 }
 
 VariantRow copy_baseline_row() {
@@ -42,6 +43,19 @@ std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& gro
 
 std::span<const kernels::CopyVariant> copy_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_copy_variants() : kernels::cuda_copy_variants();
+}
+
+const kernels::CopyVariant& fastest_copy(Device::Kind kind) {
+  const kernels::CopyVariant* best = kernels::fastest_row(copy_variants(kind));
+  if (!best) throw std::logic_error("no copy row of this device is marked fastest");
+  return *best;
+}
+
+const kernels::CopyVariant& baseline_copy(Device::Kind kind) {
+  if (kind == Device::Kind::cpu) return fastest_copy(kind);
+  const auto* baseline = kernels::find_role(copy_variants(kind), kernels::Role::baseline);
+  if (!baseline) throw std::logic_error("no copy row of this device is its baseline");
+  return *baseline;
 }
 
 }  // namespace flopscope::bench

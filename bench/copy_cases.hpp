@@ -21,8 +21,7 @@ namespace flopscope::bench {
 Case copy_case(CaseName name, const kernels::CopyVariant& variant, DType dtype, std::int64_t n, Device device);
 
 // <family>/copy/<dtype>/<device>/n=<n>: the contiguous copy of n elements that a family's cases
-// are set against in their own process (bench_strided, bench_broadcast): bench_copy's "simd"
-// kernel on the CPU, cudaMemcpyAsync on a GPU.
+// are set against in their own process (bench_strided, bench_broadcast): baseline_copy().
 Case copy_baseline(const std::string& family, DType dtype, std::int64_t n, Device device);
 
 // The row of that copy among a family's variants: "copy", Role::baseline.
@@ -44,5 +43,14 @@ std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& gro
 
 // The copy table of a kind of device (kernels/cpu/copy.cpp, kernels/cuda/copy.cu).
 std::span<const kernels::CopyVariant> copy_variants(Device::Kind kind);
+
+// bench_copy's fastest kernel on a kind of device (the row RowTraits::speed marks): the copy that
+// bench_peak's ceiling and bench_convert's f32->f32 baseline time.
+const kernels::CopyVariant& fastest_copy(Device::Kind kind);
+
+// The copy that views and broadcasts are set against: on a GPU the table's baseline (the
+// driver's copy, at the bandwidth the kernels reach); on the CPU the fastest kernel, since its
+// baseline (libc memcpy on one thread) is far from what the machine can copy.
+const kernels::CopyVariant& baseline_copy(Device::Kind kind);
 
 }  // namespace flopscope::bench

@@ -5,7 +5,7 @@
 # a side; a slowdown beyond 10% fails, exit 1).
 #   scripts/ab.sh BASE_REF [BINARY (default bench_copy)] [FILTER (default: every case)]
 # Keep it small on a shared machine: one binary and a filter (matched against names without
-# /real_time, e.g. 'copy/simd/f32/cpu/n=(4096|65536)'); each run of a case costs the binary's
+# /real_time, e.g. 'copy/[^/]+/f32/cpu/n=(4096|65536)'); each run of a case costs the binary's
 # start-up (about 7 s here: the clock measurement), so 2 cases take about 90 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -9,8 +9,9 @@ measured, and the peak family's report section shows them beside the ceilings th
      "memory_bytes_per_second": {"copy": x or null, "triad": y or null},
      "compute": {"<mode>": flops_per_second, ...}}
 
-A value is the largest median of the cases labelled ceiling=memory:copy, ceiling=memory:triad or
-ceiling=compute:<mode> on that device (bytes_per_second for memory, flops_per_second for compute).
+A value is the largest median of the cases that measure a ceiling (the context's typed
+`measures`, kind and name: memory copy or triad, compute <mode>; a schema-1 file's label
+ceiling=kind:name) on that device (bytes_per_second for memory, flops_per_second for compute).
 Skipped and failed cases do not count.
 """
 
@@ -35,10 +36,10 @@ def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = 
         measured_at = str(date) if date else _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     best: dict[str, dict[str, Any]] = {}
     for case in peak.cases:
-        ceiling = case.label.get("ceiling")
-        if not case.ok or not ceiling:
+        measures = case.measures  # typed (kind, name): the context's, or a schema-1 file's label
+        if not case.ok or not measures:
             continue
-        kind, _, what = ceiling.partition(":")
+        kind, what = measures
         device_id = case.name.device
         entry = best.setdefault(device_id, {"memory": {}, "compute": {}})
         if kind == "memory" and what:
@@ -48,8 +49,8 @@ def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = 
             value = case.flops_per_second
             slot = entry["compute"]
         else:
-            raise AnalysisError(f"{peak.path}: {case.name}: label ceiling={ceiling!r} is not "
-                                "memory:<copy|triad> or compute:<mode>")
+            raise AnalysisError(f"{peak.path}: {case.name}: measures the ceiling {kind}:{what}, not "
+                                "memory:<name> or compute:<mode>")
         if value is not None and (what not in slot or value > slot[what]):
             slot[what] = value
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
+#include "harness.hpp"
 
 namespace flopscope::bench {
 
@@ -55,9 +56,51 @@ std::optional<std::string> kind_unavailable(Device::Kind kind, const std::vector
   return reason;
 }
 
+template <class T>
+void push_unique(std::vector<T>& values, const T& value) {
+  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+}
+
+// What each variant takes, whatever the command line selects: (kind, variant) -> the dtypes and
+// compute modes of the cases its rows make (their applies()) over every dtype of the family at
+// the axes' defaults, on one device of each kind this build has (probed where not selected).
+struct Takes {
+  std::vector<std::string> dtypes, modes;
+};
+std::map<std::pair<Device::Kind, std::string>, Takes> what_variants_take(const Family& family,
+                                                                          const std::vector<DeviceContext>& devices) {
+  std::vector<DeviceContext> one_of_each;
+  for (Device::Kind kind : {Device::Kind::cpu, Device::Kind::cuda}) {
+    const auto given = std::find_if(devices.begin(), devices.end(), [&](const DeviceContext& c) { return c.device.kind == kind; });
+    if (given != devices.end()) {
+      one_of_each.push_back(*given);
+    } else if (kind == Device::Kind::cpu) {
+      one_of_each.push_back(probe_cpu(0.0));
+    } else {
+#ifdef FLOPSCOPE_HAVE_CUDA
+      one_of_each.push_back(probe_cuda(Device::cuda(0)));
+#endif
+    }
+  }
+  Selection every;
+  every.dtypes = family.dtypes;
+  for (const auto& ctx : one_of_each) every.devices.push_back(ctx.device);
+  std::map<std::pair<Device::Kind, std::string>, Takes> takes;
+  try {
+    for (const auto& [ctx, c] : expand(family, every, one_of_each)) {
+      Takes& t = takes[{ctx->device.kind, c.name.variant}];
+      push_unique(t.dtypes, c.name.dtype);
+      if (!c.compute.empty()) push_unique(t.modes, c.compute);
+    }
+  } catch (const std::exception&) {  // a default the accounting refuses: no dtypes said
+  }
+  return takes;
+}
+
 }  // namespace
 
 json variants_json(const Family& family, const std::vector<DeviceContext>& devices, const PlannedCases& cases) {
+  const auto takes = what_variants_take(family, devices);
   json out = json::array();
   for (Device::Kind kind : {Device::Kind::cpu, Device::Kind::cuda}) {
     std::vector<VariantRow> rows;
@@ -68,20 +111,23 @@ json variants_json(const Family& family, const std::vector<DeviceContext>& devic
     const auto no_device = kind_unavailable(kind, devices);
     for (const VariantRow& row : rows) {
       std::vector<std::string> dtypes, modes;
+      if (auto t = takes.find({kind, row.name}); t != takes.end()) {
+        dtypes = t->second.dtypes;
+        modes = t->second.modes;
+      }
       std::size_t planned = 0, skipped = 0;
       std::optional<std::string> skip;
       for (const auto& [ctx, c] : cases) {
         if (ctx->device.kind != kind || c.name.variant != row.name) continue;
         ++planned;
-        if (std::find(dtypes.begin(), dtypes.end(), c.name.dtype) == dtypes.end()) dtypes.push_back(c.name.dtype);
-        if (!c.compute.empty() && std::find(modes.begin(), modes.end(), c.compute) == modes.end()) modes.push_back(c.compute);
         if (c.skip) {
           ++skipped;
           if (!skip) skip = *c.skip;
         }
       }
       json variant = {{"name", row.name},          {"device", kind_name(kind)}, {"role", kernels::role_name(row.role)},
-                      {"description", row.description}, {"dtypes", dtypes},         {"compute_modes", modes}};
+                      {"fastest", row.speed > 0},    {"description", row.description}, {"dtypes", dtypes},
+                      {"compute_modes", modes}};
       if (no_device) {
         variant["available"] = false;
         variant["reason"] = *no_device;
@@ -164,6 +210,15 @@ json describe_json(const Family& family, const Selection& selection, const std::
   device_list.push_back({{"id", "cuda"}, {"available", false}, {"reason", *kernels::cuda::unavailable_reason(0)}});
 #endif
   doc["devices"] = device_list;
+  // Kinds of device whose variants this build left out, so that "variants" lists none of them
+  // (the tables are compiled with their kernels: without CUDA there are no CUDA rows to list).
+  json not_built = json::array();
+#ifndef FLOPSCOPE_HAVE_CUDA
+  not_built.push_back({{"device", "cuda"},
+                       {"reason", "built without CUDA (FLOPSCOPE_CUDA=OFF or no nvcc): its CUDA variants are not built "
+                                  "and not listed"}});
+#endif
+  doc["variants_not_built"] = not_built;
   doc["cases"] = cases_json(cases);
   return doc;
 }

@@ -60,12 +60,13 @@ struct Point {
   const std::string& choice(const std::string& axis) const;            // choices
 };
 
-// A variant as a bench lists it: a kernel-table row's name, description and role (table_rows()),
-// or a bench's own ("copy", the baseline beside views and conversions).
+// A variant as a bench lists it: a kernel-table row's name, description, role and speed
+// (RowTraits; table_rows()), or a bench's own (the copy baseline beside views and conversions).
 struct VariantRow {
   std::string name;
   std::string description;
   kernels::Role role = kernels::Role::own;
+  int speed = 0;
 };
 
 // The rows of a kernel table, in its order, each name once (the first row of a name wins).
@@ -75,7 +76,7 @@ std::vector<VariantRow> table_rows(std::span<const V> table) {
   for (const auto& v : table) {
     bool seen = false;
     for (const auto& row : rows) seen = seen || row.name == v.name;
-    if (!seen) rows.push_back({std::string(v.name), std::string(v.description), v.role});
+    if (!seen) rows.push_back({std::string(v.name), std::string(v.description), v.role, v.traits.speed});
   }
   return rows;
 }

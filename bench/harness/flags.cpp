@@ -53,6 +53,19 @@ std::int64_t integer(const std::string& binary, const std::string& text, const A
   return *count;
 }
 
+// The comma-separated words of --<flag>, each one of `accepted`, repeated ones once.
+std::vector<std::string> words(const std::string& binary, const std::string& what, const std::string& flag,
+                               const std::string& text, const std::vector<std::string>& accepted) {
+  std::vector<std::string> out;
+  for (const auto& word : split(text, ',')) {
+    if (std::find(accepted.begin(), accepted.end(), word) == accepted.end())
+      usage_error(binary, "unknown " + what + " '" + word + "' (accepted: " + join(accepted) + ")");
+    push_unique(out, word);
+  }
+  if (out.empty()) usage_error(binary, "--" + flag + " is empty (accepted: " + join(accepted) + ")");
+  return out;
+}
+
 std::vector<AxisValue> parse_axis(const std::string& binary, const Axis& axis, const std::string& text) {
   std::vector<AxisValue> values;
   switch (axis.kind) {
@@ -111,6 +124,17 @@ const std::vector<SuiteInfo> kSuites = {
     {"gpu", "bench/gpu_check.sh on cuda:0: the GPU's cases that fit its time budget", {"--devices=cuda:0"}},
 };
 
+const std::vector<std::string> kRoleWords = {"own", "vendor", "reference", "baseline", "fastest"};
+
+bool selected(const Selection& selection, const VariantRow& row) {
+  const auto has = [](const std::vector<std::string>& list, std::string_view word) {
+    return std::find(list.begin(), list.end(), word) != list.end();
+  };
+  if (!selection.variants.empty() && !has(selection.variants, row.name)) return false;
+  if (selection.roles.empty()) return true;
+  return has(selection.roles, kernels::role_name(row.role)) || (row.speed > 0 && has(selection.roles, "fastest"));
+}
+
 void usage_error(const std::string& binary, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", binary.c_str(), message.c_str());
   std::exit(2);
@@ -158,7 +182,7 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   if (selection.devices.size() == 1) selection.devices.push_back(Device::cuda(0));
 #endif
   const std::vector<std::string> variants = family_variants(family);
-  std::vector<std::string> flags = {"--dtypes=", "--devices=", "--variants="};
+  std::vector<std::string> flags = {"--dtypes=", "--devices=", "--variants=", "--roles="};
   for (const Axis& axis : family.axes) flags.push_back("--" + axis.flag + "=");
   flags.insert(flags.end(), {"--hot", "--suite=default|quick|gpu", "--describe"});
   if (family.measures_ceilings) flags.insert(flags.end(), {"--write-ceilings=DIR", "--keep-ceilings"});
@@ -194,13 +218,9 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
       }
       if (selection.devices.empty()) usage_error(binary, "--devices is empty (accepted: cpu, cuda:N)");
     } else if (auto names = value_of("variants")) {
-      selection.variants.clear();
-      for (const auto& name : split(*names, ',')) {
-        if (std::find(variants.begin(), variants.end(), name) == variants.end())
-          usage_error(binary, "unknown variant '" + name + "' (accepted: " + join(variants) + ")");
-        push_unique(selection.variants, name);
-      }
-      if (selection.variants.empty()) usage_error(binary, "--variants is empty");
+      selection.variants = words(binary, "variant", "variants", *names, variants);
+    } else if (auto roles = value_of("roles")) {
+      selection.roles = words(binary, "role", "roles", *roles, kRoleWords);
     } else if (axis) {
       selection.axes[axis->name] = parse_axis(binary, *axis, *value_of(axis->flag));
     } else if (arg == "--hot") {
@@ -218,6 +238,8 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
       std::printf("usage: %s [flopscope flags] [--benchmark_* flags]\n%s\n\n", binary.c_str(), family.summary.c_str());
       std::printf("  --dtypes=%s|all\n  --devices=cpu,cuda:N\n  --variants=%s\n", dtype_names(family.dtypes).c_str(),
                   join(variants, ",").c_str());
+      std::printf("  --roles=%s  the variants of these roles (fastest: the own rows marked fastest)\n",
+                  join(kRoleWords, ",").c_str());
       for (const Axis& a : family.axes)
         std::printf("  --%s=...  %s%s\n", a.flag.c_str(), a.help.c_str(),
                     a.kind == Axis::Kind::choices ? (" (" + join(a.choices, ",") + ")").c_str() : "");

@@ -18,6 +18,7 @@ struct Selection {
   std::vector<DType> dtypes;
   std::vector<Device> devices;
   std::vector<std::string> variants;                     // empty: every variant
+  std::vector<std::string> roles;                        // --roles: empty, every role (kRoleWords)
   std::map<std::string, std::vector<AxisValue>> axes;    // by axis name; absent: the defaults
   bool hot = false;                                      // --hot: no L2 flush between device iterations
   std::optional<std::string> write_ceilings;             // --write-ceilings=DIR (bench_peak)
@@ -30,6 +31,12 @@ struct Selection {
 
 // Every variant name the family knows on this build (the kernel tables', CPU then CUDA).
 std::vector<std::string> family_variants(const Family& family);
+
+// What --roles takes: the four roles, and "fastest" (the own rows that RowTraits::speed marks).
+extern const std::vector<std::string> kRoleWords;
+
+// Whether the selection's --variants and --roles keep `row`.
+bool selected(const Selection& selection, const VariantRow& row);
 
 // Reads flopscope's flags from argv, leaving Google Benchmark's; exits 2 with one line on stderr
 // for a bad value, 0 after --help.

@@ -61,9 +61,7 @@ std::vector<std::pair<const DeviceContext*, Case>> expand(const Family& family, 
     for (const Bench& bench : family.benches) {
       std::vector<VariantRow> variants;
       for (auto& row : bench.variants(device.device.kind))
-        if (selection.variants.empty() ||
-            std::find(selection.variants.begin(), selection.variants.end(), row.name) != selection.variants.end())
-          variants.push_back(std::move(row));
+        if (selected(selection, row)) variants.push_back(std::move(row));
       const std::vector<DType> dtypes = bench.uses_dtypes ? selection.dtypes : std::vector<DType>{selection.dtypes.front()};
       for (DType dtype : dtypes) {
         std::vector<std::pair<std::string, std::vector<AxisValue>>> axes;
@@ -306,7 +304,7 @@ int run_family(int argc, char** argv, const Family& family) {
   std::vector<std::string> names;
   for (const auto& entry : cases) names.push_back(entry.second.name.str());
   if (names.empty())
-    usage_error(binary, "no case selected (check --variants, --dtypes and --devices: a variant runs on its own device)");
+    usage_error(binary, "no case selected (check --variants, --roles, --dtypes and --devices: a variant runs on its own device)");
   std::vector<std::string> kept = selection.benchmark_args;
   // Warm-up before each case unless the user chose: set as a flag, since a per-benchmark
   // MinWarmUpTime() would add "/min_warmup_time:..." to every name. Not where a CUDA case runs:

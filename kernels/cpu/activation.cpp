@@ -100,7 +100,7 @@ std::optional<std::string> checked(const GeluProblem& p) { return gelu_problem_e
 constexpr GeluVariant kVariants[] = {
     {"plain", "one OpenMP pass in the operands' type: f32 vectorized (sigmoid form, own exp), f64 by <cmath>'s tanh",
      Device::Kind::cpu, checked,
-     direct<GeluProblem, gelu_plain>},
+     direct<GeluProblem, gelu_plain>, nullptr, {}, Role::own, {.speed = 1}},
 };
 
 }  // namespace

@@ -543,15 +543,19 @@ constexpr DType kF16 = DType::f16, kBf16 = DType::bf16, kE4M3 = DType::f8e4m3, k
 
 const std::array<ConvertVariant, 5> kVariants = {{
     {"scalar", "one element at a time through the inline f32 paths (numerics.hpp)", Device::Kind::cpu, cpu_needs<>,
-     direct<ConvertProblem, convert_run<ScalarKernel, kF16, kBf16, kE4M3, kE5M2>>},
+     direct<ConvertProblem, convert_run<ScalarKernel, kF16, kBf16, kE4M3, kE5M2>>, nullptr, {}, Role::own,
+     {.checker = true}},
     {"f16c", "AVX + F16C vcvtps2ph / vcvtph2ps, 8 lanes", Device::Kind::cpu, cpu_needs<kAvx, kF16c>,
-     direct<ConvertProblem, convert_run<F16cKernel, kF16>>, converts<kF16>},
+     direct<ConvertProblem, convert_run<F16cKernel, kF16>>, converts<kF16>, {}, Role::own, {.speed = 1}},
     {"avx512", "AVX512F: f16 by vcvtps2ph / vcvtph2ps, bf16 and fp8 by integer rounding on 16 lanes",
-     Device::Kind::cpu, cpu_needs<kAvx512f>, direct<ConvertProblem, convert_run<Avx512Kernel, kF16, kBf16, kE4M3, kE5M2>>},
+     Device::Kind::cpu, cpu_needs<kAvx512f>, direct<ConvertProblem, convert_run<Avx512Kernel, kF16, kBf16, kE4M3, kE5M2>>,
+     nullptr, {}, Role::own, {.speed = 3}},
     {"avx512bf16", "AVX512_BF16 vcvtne2ps2bf16 (subnormal inputs in software)", Device::Kind::cpu,
-     cpu_needs<kAvx512f, kAvx512Bf16>, direct<ConvertProblem, convert_run<Avx512Bf16Kernel, kBf16>>, converts<kBf16>},
+     cpu_needs<kAvx512f, kAvx512Bf16>, direct<ConvertProblem, convert_run<Avx512Bf16Kernel, kBf16>>, converts<kBf16>, {}, Role::own,
+     {.speed = 4}},
     {"avx512fp16", "AVX512-FP16 vcvtps2phx / vcvtph2psx", Device::Kind::cpu, cpu_needs<kAvx512Vl, kAvx512Fp16>,
-     direct<ConvertProblem, convert_run<Avx512Fp16Kernel, kF16>>, converts<kF16>},
+     direct<ConvertProblem, convert_run<Avx512Fp16Kernel, kF16>>, converts<kF16>, {}, Role::own,
+     {.speed = 2}},
 }};
 
 }  // namespace
@@ -559,18 +563,15 @@ const std::array<ConvertVariant, 5> kVariants = {{
 std::span<const ConvertVariant> cpu_convert_variants() { return kVariants; }
 
 const ConvertVariant& best_cpu_convert_variant(DType dtype) {
-  // Fastest first, as measured with bench_convert at 256 MiB on a Sapphire Rapids VM: bf16 by
-  // vcvtne2ps2bf16 >= software; f16 by AVX512F vcvtps2ph >= AVX512-FP16 vcvtps2phx > F16C.
-  static constexpr std::array<std::string_view, 4> kPreference = {"avx512bf16", "avx512", "avx512fp16", "f16c"};
+  // The rows' speed, as measured with bench_convert at 256 MiB on a Sapphire Rapids VM: bf16 by
+  // vcvtne2ps2bf16 >= software; f16 by AVX512F vcvtps2ph >= AVX512-FP16 vcvtps2phx > F16C; the
+  // scalar paths (speed 0) where none of them runs here.
   float in = 0;
   std::uint16_t out = 0;
   const std::int64_t one[] = {1};
   const ConvertProblem problem{TensorRef::contiguous(&out, dtype, one), TensorRef::contiguous(&in, DType::f32, one)};
-  for (std::string_view name : kPreference) {
-    const ConvertVariant* variant = find_variant(cpu_convert_variants(), name);
-    if (variant && variant->takes(problem) && !variant->unavailable(problem)) return *variant;
-  }
-  return kVariants[0];
+  if (const ConvertVariant* variant = fastest(cpu_convert_variants(), problem)) return *variant;
+  return checker(cpu_convert_variants());
 }
 
 std::size_t convert_streaming_threshold_bytes() {

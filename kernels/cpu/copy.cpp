@@ -174,7 +174,7 @@ void copy_simd(const CopyProblem& p, Stream) {
   });
 }
 
-constexpr std::array<CopyVariant, 4> kVariants = {{
+constexpr CopyVariant kVariants[] = {
     {"memcpy", "libc memcpy, one call on one thread (baseline)", Device::Kind::cpu, needs_contiguous,
      direct<CopyProblem, copy_memcpy>, nullptr, {}, Role::baseline},
     {"memcpy_omp", "libc memcpy, one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
@@ -182,8 +182,12 @@ constexpr std::array<CopyVariant, 4> kVariants = {{
     {"rep_movsb", "rep movsb (ERMS fast strings) on one chunk per OpenMP thread", Device::Kind::cpu, needs_contiguous,
      direct<CopyProblem, copy_rep_movsb>},
     {"simd", "AVX-512/AVX2 loads and stores per OpenMP thread, streaming stores above the LLC size",
-     Device::Kind::cpu, needs_contiguous, direct<CopyProblem, copy_simd>},
-}};
+     Device::Kind::cpu, needs_contiguous, direct<CopyProblem, copy_simd>, nullptr, {}, Role::own, {.speed = 1}},
+#ifdef FLOPSCOPE_THROWAWAY_VARIANT  // the README's variant recipe, done by scripts/recipes_check.sh's build only
+    {"throwaway", "memcpy_omp's function in a row of its own", Device::Kind::cpu, needs_contiguous,
+     direct<CopyProblem, copy_memcpy_omp>},
+#endif
+};
 
 }  // namespace
 

@@ -758,17 +758,17 @@ constexpr auto cpu = Device::Kind::cpu;
 
 const std::array<MatmulVariant, 7> kVariants = {{
     {"naive", "the reference loop: one output at a time, products and sums in f64", cpu, own_unavailable,
-     direct<MatmulProblem, run_naive>, not_tf32, {}, Role::reference},
+     direct<MatmulProblem, run_naive>, not_tf32, {.sums_in_f64 = true}, Role::reference},
     {"blocked", "cache-blocked, A and B packed into panels (narrow dtypes decoded to f32), plain C++ 4x16 inner kernel",
      cpu, own_unavailable, prepare_blocked, not_tf32, {.emulated = true}},
     {"microkernel",
      "blocked + register-blocked micro-kernel at the widest vectors (AVX-512 14x32, else AVX2 6x16), OpenMP; "
      "narrow dtypes emulated (decoded to f32 while packing)",
-     cpu, microkernel_unavailable, prepare_microkernel, not_tf32, {.emulated = true}},
+     cpu, microkernel_unavailable, prepare_microkernel, not_tf32, {.emulated = true}, Role::own, {.speed = 1}},
     {"microkernel_dpbf16", "microkernel on bf16 pairs by AVX512_BF16 vdpbf16ps, f32 accumulation, 14x32", cpu,
-     dpbf16_unavailable, prepare_dpbf16, computes_bf16},
+     dpbf16_unavailable, prepare_dpbf16, computes_bf16, {}, Role::own, {.speed = 2}},
     {"microkernel_fp16", "microkernel by AVX512-FP16 vfmadd231ph: f16 sums of 16 products, then f32 accumulation, 8x32",
-     cpu, fp16_unavailable, prepare_fp16, computes_f16, {.narrow_accumulation = kFp16Block}},
+     cpu, fp16_unavailable, prepare_fp16, computes_f16, {.narrow_accumulation = kFp16Block}, Role::own, {.speed = 2}},
     {"onednn", "oneDNN's matmul primitive (PyTorch's CPU matmul)", cpu, onednn_matmul_unavailable,
      onednn_matmul_prepare, not_tf32, {.library = "oneDNN"}, Role::vendor},
     {"openblas", "OpenBLAS cblas_sgemm / cblas_dgemm (numpy's matmul)", cpu, openblas_matmul_unavailable,

@@ -126,7 +126,7 @@ std::optional<std::string> checked(const OptimizerProblem& p) { return optimizer
 
 constexpr OptimizerVariant kVariants[] = {
     {"plain", "one OpenMP pass over the elements, f32 arithmetic with folded constants", Device::Kind::cpu, checked,
-     direct<OptimizerProblem, optimizer_plain>},
+     direct<OptimizerProblem, optimizer_plain>, nullptr, {}, Role::own, {.speed = 1}},
 };
 
 }  // namespace

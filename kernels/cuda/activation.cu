@@ -44,7 +44,7 @@ std::optional<std::string> checked(const GeluProblem& p) { return gelu_problem_e
 
 constexpr GeluVariant kVariants[] = {
     {"plain", "one thread per element (grid-stride), in the operands' type", Device::Kind::cuda, checked,
-     direct<GeluProblem, gelu_cuda>},
+     direct<GeluProblem, gelu_cuda>, nullptr, {}, Role::own, {.speed = 1}},
 };
 
 }  // namespace

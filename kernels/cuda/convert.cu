@@ -136,7 +136,8 @@ void convert_intrinsics(const ConvertProblem& p, Stream stream) {
 
 const std::array<ConvertVariant, 1> kVariants = {{
     {"intrinsics", "grid-stride kernels on the toolkit's conversion intrinsics, one element per thread per step",
-     Device::Kind::cuda, convert_problem_error, direct<ConvertProblem, convert_intrinsics>},
+     Device::Kind::cuda, convert_problem_error, direct<ConvertProblem, convert_intrinsics>, nullptr, {}, Role::own,
+     {.speed = 1}},
 }};
 
 }  // namespace

@@ -111,7 +111,7 @@ constexpr std::array<CopyVariant, 3> kVariants = {{
     {"memcpy_async", "cudaMemcpyAsync device to device (baseline)", Device::Kind::cuda, needs_contiguous,
      direct<CopyProblem, copy_memcpy_async>, nullptr, {}, Role::baseline},
     {"vec16", "grid-stride kernel, 16-byte loads and stores, 4 loads in flight per thread", Device::Kind::cuda,
-     needs_contiguous, direct<CopyProblem, copy_vec16<false>>},
+     needs_contiguous, direct<CopyProblem, copy_vec16<false>>, nullptr, {}, Role::own, {.speed = 1}},
     {"vec16_cs", "vec16 with streaming (evict-first) stores", Device::Kind::cuda, needs_contiguous,
      direct<CopyProblem, copy_vec16<true>>},
 }};

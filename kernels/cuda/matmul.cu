@@ -952,11 +952,11 @@ const std::array<MatmulVariant, 6> kVariants = {{
     {"mma", "tensor cores by warp-level mma.sync m16n8k16 (Ampere-style, not Hopper's wgmma/TMA), 128x128x32 tiles, "
             "3-stage cp.async, ldmatrix",
      Device::Kind::cuda,
-     mma_unavailable, direct<MatmulProblem, run_mma>, takes_mma, kOwn},
+     mma_unavailable, direct<MatmulProblem, run_mma>, takes_mma, kOwn, Role::own, {.speed = 1}},
     {"cublas", "cublasGemmEx (torch.matmul's call), tf32 by CUBLAS_COMPUTE_32F_FAST_TF32", Device::Kind::cuda,
      cublas_unavailable, prepare_cublas, takes_cublas, {.library = "cuBLAS"}, Role::vendor},
     {"cublaslt", "cublasLtMatmul, the heuristic's first algorithm; fp8 with per-tensor scales", Device::Kind::cuda,
-     cublaslt_unavailable, prepare_cublaslt, takes_cublaslt, {.library = "cuBLASLt"}, Role::vendor},
+     cublaslt_unavailable, prepare_cublaslt, takes_cublaslt, {.library = "cuBLASLt", .fast_accum = true}, Role::vendor},
 }};
 
 }  // namespace

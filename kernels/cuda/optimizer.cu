@@ -96,7 +96,7 @@ std::optional<std::string> checked(const OptimizerProblem& p) { return optimizer
 
 constexpr OptimizerVariant kVariants[] = {
     {"plain", "one thread per element (grid-stride), f32 arithmetic with folded constants", Device::Kind::cuda,
-     checked, direct<OptimizerProblem, optimizer_cuda>},
+     checked, direct<OptimizerProblem, optimizer_cuda>, nullptr, {}, Role::own, {.speed = 1}},
 };
 
 }  // namespace

@@ -365,7 +365,7 @@ constexpr std::array<CopyVariant, 5> kVariants = {{
     {"smem_vec", "padded tiles, 16-byte loads and stores, 16 bytes of elements per thread; rows in 16-byte vectors",
      Device::Kind::cuda, needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem_vec>>},
     {"cublas_geam", "cuBLAS geam (C = A^T), f32 and f64 2-D transposes (vendor)", Device::Kind::cuda,
-     needs_contiguous_destination, geam_prepare, geam_applies, {}, Role::vendor},
+     needs_contiguous_destination, geam_prepare, geam_applies, {}, Role::vendor, {.values_not_bits = true}},
 }};
 
 }  // namespace

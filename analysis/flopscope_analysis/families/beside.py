@@ -1,5 +1,6 @@
 """The contiguous copy that bench_strided and bench_broadcast time beside their cases, in the same
-process (<family>/copy/<dtype>/<device>/n=<elements>), and how a case finds its own: same file,
+process (<family>/<its variant>/<dtype>/<device>/n=<elements>, role "baseline" in the binary's
+context; a schema-1 file says no role, so none is found there), and how a case finds its own: same file,
 device and dtype, and n = the case's `elements` counter where it has one (a strided copy: the
 elements of its result), else bytes / 2 / element size (a broadcast op: a copy of the same bytes).
 On a shared machine bandwidth drifts between processes, so only this pairing makes a fair ratio."""
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..load import Case, Run
+from .roles import role
 
 ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8e4m3": 1, "f8e5m2": 1}
 
@@ -21,7 +23,7 @@ def copies_of(run: Run, family: str) -> dict[CopyKey, Case]:
     copies: dict[CopyKey, Case] = {}
     for c in run.cases:
         n = c.name.shape_dict().get("n")
-        if c.ok and c.name.family == family and c.name.variant == "copy" and n and c.bytes_per_second:
+        if c.ok and c.name.family == family and role(c) == "baseline" and n and c.bytes_per_second:
             copies[(c.file, c.name.device, c.name.dtype, n)] = c
     return copies
 
@@ -42,5 +44,5 @@ def copy_beside(copies: dict[CopyKey, Case], case: Case) -> Optional[Case]:
 
 def cases_of(run: Run, family: str) -> list[Case]:
     """The family's cases that ran, without the copy baselines."""
-    return [c for c in run.cases if c.ok and c.name.family == family and c.name.variant != "copy"
+    return [c for c in run.cases if c.ok and c.name.family == family and role(c) != "baseline"
             and c.bytes_per_second and c.real_time_s]

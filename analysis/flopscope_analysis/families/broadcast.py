@@ -19,10 +19,12 @@ from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
 from .beside import cases_of, copies_of, copy_beside
+from .roles import role
 
 # The vendor's variant (oneDNN's binary primitive) is the one whose role is "vendor" in the
-# binary's context (schema 2); a schema-1 file has no roles.
-NOT_TIMED_AGAINST = {"reference"}  # lib's strided iterator in double: the validation reference
+# binary's context (schema 2); a schema-1 file has no roles. The role "reference" (lib's strided
+# iterator in double) validates the others and is not set against them.
+NOT_TIMED_AGAINST = {"reference"}  # roles
 PATTERNS = {"td": "(B,T,D) op (T,D)", "d": "(B,T,D) op (D)", "bt1": "(B,T,D) op (B,T,1)",
             "outer": "(N,1) op (1,M)", "none": "materialized"}
 
@@ -55,7 +57,7 @@ def _groups(run: Run) -> dict[tuple, dict[str, list[Case]]]:
     """(device, dtype, op, shape) -> pattern -> the cases of every timed variant."""
     groups: dict[tuple, dict[str, list[Case]]] = defaultdict(lambda: defaultdict(list))
     for c in cases_of(run, "broadcast"):
-        if c.name.variant not in NOT_TIMED_AGAINST:
+        if role(c) not in NOT_TIMED_AGAINST:
             groups[(c.name.device, c.name.dtype, _op(c), c.name.dims_text())][_pattern(c)].append(c)
     return groups
 

@@ -1,8 +1,9 @@
 """What a case is to the report (its role) and which measured ceiling it is held against.
 
-Role: "own", "vendor", "reference" or "baseline" (CONTRACTS.md). A schema-2 context gives it on
-every case (load.py's Case.role); until then it falls back to the variant names that the
-families' tables have always used, so switching is the first line of role().
+Role: "own", "vendor", "reference" or "baseline" (CONTRACTS.md), as the binary's context (schema
+2) gives it on every case (load.py's Case.role, from the kernel table's row). A file of an older
+binary (schema 1) says no role: its cases are "unknown" (never guessed from variant names), and
+the report says what it could not know (RunFiles' limitations).
 
 Ceiling: Case.ceiling_ref (kind, name) where the context gives it; else a copy ceiling for a
 memory-bound case that moves two streams (copies, views, conversions), triad for a broadcast op
@@ -16,25 +17,14 @@ from typing import Optional
 
 from ..load import Case, Device
 
-VENDOR_VARIANTS = {"onednn", "openblas", "reorder", "cublas", "cublaslt", "cublas_geam"}
-BASELINE_VARIANTS = {"memcpy", "memcpy_async", "copy"}
-REFERENCE_VARIANTS = {("matmul", "naive"), ("broadcast", "reference")}
+UNKNOWN = "unknown"  # the role of a case from a schema-1 file
 THREE_STREAM_FAMILIES = {"broadcast"}
 CACHE_ORDER = ("l1d", "l1", "l2", "l3")
 
 
 def role(case: Case) -> str:
     given = getattr(case, "role", None)
-    if given:
-        return str(given)
-    variant = case.name.variant
-    if variant in VENDOR_VARIANTS:
-        return "vendor"
-    if (case.name.family, variant) in REFERENCE_VARIANTS:
-        return "reference"
-    if variant in BASELINE_VARIANTS:
-        return "baseline"
-    return "own"
+    return str(given) if given else UNKNOWN
 
 
 def cache_level(case: Case, device: Optional[Device]) -> Optional[str]:
@@ -60,7 +50,7 @@ def ceiling_of(case: Case, device: Optional[Device]) -> Optional[tuple[str, floa
         if name in table:
             return (str(name) if kind == "memory" else f"{name} FMA", table[name])
     if case.bound == "memory":
-        three = case.name.family in THREE_STREAM_FAMILIES and case.name.variant not in BASELINE_VARIANTS
+        three = case.name.family in THREE_STREAM_FAMILIES and role(case) != "baseline"
         name = "triad" if three else "copy"
         value = device.memory_ceilings.get(name)
         return (name, value) if value else None

@@ -43,6 +43,11 @@ struct MatmulInfo {
   // Products summed in the operands' narrow dtype over this many k steps before each promotion
   // to the f32 accumulators (AVX512-FP16's f16 FMAs); 0: accumulated in f32 (or f64) throughout.
   int narrow_accumulation = 0;
+  // Honours MatmulProblem::fast_accum (and the fp8 scales): what bench_peak's tensor-core
+  // ceilings run through.
+  bool fast_accum = false;
+  // Products and sums in f64 whatever the mode (the CPU reference loop): its compute is f64.
+  bool sums_in_f64 = false;
 };
 using MatmulVariant = Variant<MatmulProblem, MatmulInfo>;
 

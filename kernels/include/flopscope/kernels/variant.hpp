@@ -48,6 +48,20 @@ constexpr std::string_view role_name(Role role) {
   return "own";
 }
 
+// What code outside a family's own bench picks a row by, so that no name is typed twice:
+//   speed            0: never picked for speed. Else, among the rows that take a problem and can
+//                    run it here, the highest is "the fastest" (fastest()): what networks run
+//                    through, the copy measured beside other families, --roles=fastest.
+//   checker          validates the family's cases past the reference's size limit (fast, and
+//                    checked against the reference by the tests).
+//   values_not_bits  computes its output (a vendor's 1·A^T) rather than moving bits, so NaN
+//                    payloads may change: its inputs are ordinary numbers, not random bits.
+struct RowTraits {
+  int speed = 0;
+  bool checker = false;
+  bool values_not_bits = false;
+};
+
 template <class Problem, class Info = NoInfo>
 struct Variant {
   std::string_view name;         // [a-z0-9_]+: in case names and --variants
@@ -65,6 +79,7 @@ struct Variant {
   bool (*applies)(const Problem& problem) = nullptr;
   Info info{};
   Role role = Role::own;
+  RowTraits traits{};
 
   bool takes(const Problem& problem) const { return applies == nullptr || applies(problem); }
 };
@@ -87,6 +102,38 @@ const V* find_role(std::span<const V> table, Role role) {
   for (const auto& variant : table)
     if (variant.role == role) return &variant;
   return nullptr;
+}
+
+// The fastest row of `table` for `problem` (RowTraits::speed, the first of equal speed) among
+// those that take it and can run it here; nullptr where none is marked or none can.
+template <class V, class Problem>
+const V* fastest(std::span<const V> table, const Problem& problem) {
+  const V* best = nullptr;
+  for (const auto& variant : table)
+    if (variant.traits.speed > 0 && (!best || variant.traits.speed > best->traits.speed) && variant.takes(problem) &&
+        !variant.unavailable(problem))
+      best = &variant;
+  return best;
+}
+
+// The row of `table` with the highest RowTraits::speed (the first of equal speed), whatever the
+// problem: for a table of one kernel per device, or where availability is checked after; nullptr
+// where no row is marked.
+template <class V>
+const V* fastest_row(std::span<const V> table) {
+  const V* best = nullptr;
+  for (const auto& variant : table)
+    if (variant.traits.speed > 0 && (!best || variant.traits.speed > best->traits.speed)) best = &variant;
+  return best;
+}
+
+// The row of `table` that validates past the reference's size limit (RowTraits::checker):
+// std::logic_error where the table marks none.
+template <class V>
+const V& checker(std::span<const V> table) {
+  for (const auto& variant : table)
+    if (variant.traits.checker) return variant;
+  throw std::logic_error("no row of this table is marked as its checker");
 }
 
 // The (first) variant called `name` in `table`, or nullptr.
