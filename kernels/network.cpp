@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <stdexcept>
 
 #include "flopscope/compute_mode.hpp"
@@ -28,21 +27,115 @@ std::string index_name(const char* prefix, std::int64_t i) { return prefix + std
 // Whether a GELU sits on activation i (between layer i - 1 and layer i).
 bool gelu_at(const NetworkSpec& spec, std::int64_t i) { return spec.gelu && i >= 1 && i < spec.layers(); }
 
-// Names of the tensors the passes share: activation i (the input of layer i) and the gradient of
-// activation i, in the network's dtype: the product itself (y, dx), its GELU (h, gh), or, in mixed
-// precision, either rounded (a, g).
-std::string activation(const NetworkSpec& spec, std::int64_t i) {
-  if (i == 0) return "x";
-  return index_name(is_narrow(spec.dtype) ? "a" : gelu_at(spec, i) ? "h" : "y", i);
-}
-std::string gradient(const NetworkSpec& spec, std::int64_t i) {
-  if (i == spec.layers()) return "dy";
-  return index_name(is_narrow(spec.dtype) ? "g" : gelu_at(spec, i) ? "gh" : "dx", i);
-}
-std::string weight(std::int64_t i) { return index_name("w", i); }
-// The f32 weights an update reads: the master copy in mixed precision, else the weights.
-std::string master(const NetworkSpec& spec, std::int64_t i) {
-  return is_narrow(spec.dtype) ? weight(i) + ".master" : weight(i);
+// The tensors of a pass, each declared once by a Builder that lists it as a buffer (name, dtype,
+// sizes, fill) and binds it to its view where there are views, so that the steps take tensors by
+// member, never by a string key. The names are for messages and operand names only.
+struct Named {
+  std::string name;  // empty: the pass has no such tensor
+  TensorRef ref;
+  bool present() const { return !name.empty(); }
+};
+
+class Builder {
+ public:
+  explicit Builder(std::span<const TensorRef> views = {}) : views_(views) {}
+  Named add(std::string name, DType dtype, Shape sizes, bool output, double scale = 1, bool positive = false) {
+    const std::size_t index = buffers_.size();
+    buffers_.push_back({name, dtype, std::move(sizes), output, scale, positive});
+    const TensorRef ref = index < views_.size() ? views_[index] : TensorRef::contiguous(nullptr, dtype, buffers_.back().sizes);
+    return {std::move(name), ref};
+  }
+  std::vector<NetworkBuffer>& buffers() { return buffers_; }
+
+ private:
+  std::span<const TensorRef> views_;
+  std::vector<NetworkBuffer> buffers_;
+};
+
+// Layer i: y = activation i · w, then its GELU and, in mixed precision, its rounding (activation
+// i + 1); dW, and the gradient of activation i through the GELU and rounding; the update of w.
+struct Layer {
+  Named weight;                     // w_i, in the network's dtype
+  Named product, gelu, rounded;     // activation i + 1: y (f32 or f64), h = gelu(y), a = dtype(h or y)
+  Named dw;                         // dW_i (f32 or f64)
+  Named dx, dgelu, drounded;        // the gradient of activation i: dx, gh = gelu'(y_i) ⊙ dx, g = dtype(..)
+  Named master, new_master, new_weight, m, new_m, v, new_v;  // the step (master: the weight outside mixed precision)
+
+  // Activation i + 1 as the next layer reads it.
+  const Named& hands_on() const { return rounded.present() ? rounded : gelu.present() ? gelu : product; }
+  // The gradient of activation i as layer i - 1 reads it.
+  const Named& gradient() const { return drounded.present() ? drounded : dgelu.present() ? dgelu : dx; }
+};
+
+struct Tensors {
+  Named x, dy;
+  std::vector<Layer> layers;
+  const Named& activation(std::int64_t i) const { return i == 0 ? x : layers[std::size_t(i - 1)].hands_on(); }
+  const Named& gradient(std::int64_t i) const {
+    return i == std::int64_t(layers.size()) ? dy : layers[std::size_t(i)].gradient();
+  }
+};
+
+// Declares the pass's tensors through `b`, in the order network_buffers lists them.
+Tensors network_tensors(const NetworkSpec& spec, NetworkPass pass, Builder& b) {
+  if (auto error = network_spec_error(spec, pass)) throw std::invalid_argument("network: " + *error);
+  const DType t = spec.dtype, o = product_dtype(t);
+  const bool narrow = is_narrow(t);
+  const std::int64_t layers = spec.layers(), rows = spec.rows;
+  const auto& d = spec.widths;
+  Tensors n;
+  n.layers.resize(std::size_t(layers));
+  const auto layer = [&](std::int64_t i) -> Layer& { return n.layers[std::size_t(i)]; };
+  n.x = b.add("x", t, {rows, d[0]}, false);
+  for (std::int64_t i = 0; i < layers; ++i)
+    layer(i).weight = b.add(index_name("w", i), t, {d[i], d[i + 1]}, false, std::sqrt(3.0 / double(d[i])));
+  if (runs_forward(pass)) {
+    for (std::int64_t i = 0; i < layers; ++i) {
+      Layer& l = layer(i);
+      l.product = b.add(index_name("y", i + 1), o, {rows, d[i + 1]}, true);
+      if (gelu_at(spec, i + 1)) l.gelu = b.add(index_name("h", i + 1), o, {rows, d[i + 1]}, true);
+      if (narrow) l.rounded = b.add(index_name("a", i + 1), t, {rows, d[i + 1]}, true);
+    }
+  } else {  // the activations a backward pass reads, as inputs
+    for (std::int64_t i = 1; i < layers; ++i) {
+      Layer& l = layer(i - 1);
+      const Shape shape = {rows, d[i]};
+      if (gelu_at(spec, i)) l.product = b.add(index_name("y", i), o, shape, false);  // the GELU's saved input
+      if (narrow) l.rounded = b.add(index_name("a", i), t, shape, false);
+      else if (gelu_at(spec, i)) l.gelu = b.add(index_name("h", i), t, shape, false);
+      else l.product = b.add(index_name("y", i), t, shape, false);
+    }
+  }
+  if (runs_backward(pass)) {
+    n.dy = b.add("dy", t, {rows, d[layers]}, false);
+    for (std::int64_t i = layers - 1; i >= 0; --i) {
+      Layer& l = layer(i);
+      l.dw = b.add(index_name("dw", i), o, {d[i], d[i + 1]}, true);
+      if (!computes_dx(spec, i)) continue;
+      l.dx = b.add(index_name("dx", i), o, {rows, d[i]}, true);
+      if (gelu_at(spec, i)) l.dgelu = b.add(index_name("gh", i), o, {rows, d[i]}, true);
+      if (narrow) l.drounded = b.add(index_name("g", i), t, {rows, d[i]}, true);
+    }
+  }
+  if (pass == NetworkPass::step) {
+    for (std::int64_t i = 0; i < layers; ++i) {
+      Layer& l = layer(i);
+      const Shape w = {d[i], d[i + 1]};
+      const std::string name = l.weight.name;
+      l.master = narrow ? b.add(name + ".master", DType::f32, w, false, std::sqrt(3.0 / double(d[i]))) : l.weight;
+      l.new_master = b.add(l.master.name + ".new", DType::f32, w, true);
+      if (narrow) l.new_weight = b.add(name + ".new", t, w, true);
+      if (spec.optimizer != Optimizer::sgd) {
+        l.m = b.add(name + ".m", DType::f32, w, false, 1e-2);
+        l.new_m = b.add(name + ".m.new", DType::f32, w, true);
+      }
+      if (spec.optimizer == Optimizer::adamw) {
+        l.v = b.add(name + ".v", DType::f32, w, false, 1e-4, true);
+        l.new_v = b.add(name + ".v.new", DType::f32, w, true);
+      }
+    }
+  }
+  return n;
 }
 
 }  // namespace
@@ -69,57 +162,9 @@ std::optional<std::string> network_spec_error(const NetworkSpec& spec, NetworkPa
 }
 
 std::vector<NetworkBuffer> network_buffers(const NetworkSpec& spec, NetworkPass pass) {
-  if (auto error = network_spec_error(spec, pass)) throw std::invalid_argument("network: " + *error);
-  const DType t = spec.dtype, o = product_dtype(t);
-  const bool narrow = is_narrow(t);
-  const std::int64_t layers = spec.layers(), rows = spec.rows;
-  const auto& d = spec.widths;
-  std::vector<NetworkBuffer> buffers;
-  const auto add = [&](std::string name, DType dtype, Shape sizes, bool output, double scale = 1) {
-    buffers.push_back({std::move(name), dtype, std::move(sizes), output, scale, false});
-  };
-  add("x", t, {rows, d[0]}, false);
-  for (std::int64_t i = 0; i < layers; ++i) add(weight(i), t, {d[i], d[i + 1]}, false, std::sqrt(3.0 / double(d[i])));
-  if (runs_forward(pass)) {
-    for (std::int64_t i = 0; i < layers; ++i) {
-      add(index_name("y", i + 1), o, {rows, d[i + 1]}, true);
-      if (gelu_at(spec, i + 1)) add(index_name("h", i + 1), o, {rows, d[i + 1]}, true);
-      if (narrow) add(index_name("a", i + 1), t, {rows, d[i + 1]}, true);
-    }
-  } else {
-    for (std::int64_t i = 1; i < layers; ++i) {
-      if (gelu_at(spec, i)) add(index_name("y", i), o, {rows, d[i]}, false);  // the GELU's saved input
-      add(activation(spec, i), t, {rows, d[i]}, false);
-    }
-  }
-  if (runs_backward(pass)) {
-    add("dy", t, {rows, d[layers]}, false);
-    for (std::int64_t i = layers - 1; i >= 0; --i) {
-      add(index_name("dw", i), o, {d[i], d[i + 1]}, true);
-      if (!computes_dx(spec, i)) continue;
-      add(index_name("dx", i), o, {rows, d[i]}, true);
-      if (gelu_at(spec, i)) add(index_name("gh", i), o, {rows, d[i]}, true);
-      if (narrow) add(index_name("g", i), t, {rows, d[i]}, true);
-    }
-  }
-  if (pass == NetworkPass::step) {
-    for (std::int64_t i = 0; i < layers; ++i) {
-      const Shape w = {d[i], d[i + 1]};
-      if (narrow) add(master(spec, i), DType::f32, w, false, std::sqrt(3.0 / double(d[i])));
-      add(master(spec, i) + ".new", DType::f32, w, true);
-      if (narrow) add(weight(i) + ".new", t, w, true);
-      if (spec.optimizer != Optimizer::sgd) {
-        add(weight(i) + ".m", DType::f32, w, false, 1e-2);
-        add(weight(i) + ".m.new", DType::f32, w, true);
-      }
-      if (spec.optimizer == Optimizer::adamw) {
-        add(weight(i) + ".v", DType::f32, w, false, 1e-4);
-        buffers.back().positive = true;
-        add(weight(i) + ".v.new", DType::f32, w, true);
-      }
-    }
-  }
-  return buffers;
+  Builder builder;
+  network_tensors(spec, pass, builder);
+  return std::move(builder.buffers());
 }
 
 void fill_network_buffer(const NetworkBuffer& buffer, const TensorRef& host, std::uint64_t seed) {
@@ -135,13 +180,11 @@ void fill_network_buffer(const NetworkBuffer& buffer, const TensorRef& host, std
 }
 
 std::vector<NetworkStep> network_steps(const NetworkSpec& spec, NetworkPass pass, std::span<const TensorRef> views) {
-  const std::vector<NetworkBuffer> buffers = network_buffers(spec, pass);
-  if (views.size() != buffers.size())
-    throw std::invalid_argument("network_steps: " + std::to_string(buffers.size()) + " buffers expected, got " +
+  Builder builder(views);
+  const Tensors n = network_tensors(spec, pass, builder);
+  if (views.size() != builder.buffers().size())
+    throw std::invalid_argument("network_steps: " + std::to_string(builder.buffers().size()) + " buffers expected, got " +
                                 std::to_string(views.size()));
-  std::map<std::string, TensorRef> by_name;
-  for (std::size_t i = 0; i < buffers.size(); ++i) by_name[buffers[i].name] = views[i];
-  const auto at = [&](const std::string& name) -> const TensorRef& { return by_name.at(name); };
   const bool narrow = is_narrow(spec.dtype);
   const ComputeMode mode = natural_compute_mode(spec.dtype);
   const std::int64_t layers = spec.layers();
@@ -152,68 +195,64 @@ std::vector<NetworkStep> network_steps(const NetworkSpec& spec, NetworkPass pass
     step.matmul = {a, b, c, mode};
     steps.push_back(std::move(step));
   };
-  // A product written in f32 (or f64) and, in mixed precision, rounded to `rounded`.
-  const auto round = [&](const std::string& from, const std::string& to) {
+  // A product written in f32 (or f64) and, in mixed precision, rounded to `to`.
+  const auto round = [&](const Named& from, const Named& to) {
     NetworkStep step;
     step.kind = NetworkStep::Kind::convert;
-    step.what = to + " = " + std::string(dtype_name(spec.dtype)) + "(" + from + ")";
-    step.convert = {at(to), at(from)};
+    step.what = to.name + " = " + std::string(dtype_name(spec.dtype)) + "(" + from.name + ")";
+    step.convert = {to.ref, from.ref};
     steps.push_back(std::move(step));
   };
-  const auto gelu = [&](const std::string& out, const std::string& x, const std::string& grad) {
+  const auto gelu = [&](const Named& out, const Named& x, const Named* grad) {
     NetworkStep step;
     step.kind = NetworkStep::Kind::activation;
-    step.what = out + (grad.empty() ? " = gelu(" + x + ")" : " = gelu'(" + x + ") ⊙ " + grad);
-    step.activation = {!grad.empty(), at(out), at(x), grad.empty() ? TensorRef{} : at(grad)};
+    step.what = out.name + (grad ? " = gelu'(" + x.name + ") ⊙ " + grad->name : " = gelu(" + x.name + ")");
+    step.activation = {grad != nullptr, out.ref, x.ref, grad ? grad->ref : TensorRef{}};
     steps.push_back(std::move(step));
   };
   if (runs_forward(pass)) {
     for (std::int64_t i = 0; i < layers; ++i) {
-      std::string y = index_name("y", i + 1);
-      product(y + " = " + activation(spec, i) + " · " + weight(i), at(activation(spec, i)), at(weight(i)), at(y));
-      if (gelu_at(spec, i + 1)) {
-        gelu(index_name("h", i + 1), y, "");
-        y = index_name("h", i + 1);
-      }
-      if (narrow) round(y, activation(spec, i + 1));
+      const Layer& l = n.layers[std::size_t(i)];
+      const Named& x = n.activation(i);
+      product(l.product.name + " = " + x.name + " · " + l.weight.name, x.ref, l.weight.ref, l.product.ref);
+      if (l.gelu.present()) gelu(l.gelu, l.product, nullptr);
+      if (narrow) round(l.gelu.present() ? l.gelu : l.product, l.rounded);
     }
   }
   if (runs_backward(pass)) {
     for (std::int64_t i = layers - 1; i >= 0; --i) {
-      const std::string dw = index_name("dw", i), g = gradient(spec, i + 1), x = activation(spec, i);
-      product(dw + " = " + x + "ᵀ · " + g, at(x).transposed(0, 1), at(g), at(dw));
-      if (!computes_dx(spec, i)) continue;
-      std::string dx = index_name("dx", i);
-      product(dx + " = " + g + " · " + weight(i) + "ᵀ", at(g), at(weight(i)).transposed(0, 1), at(dx));
-      if (gelu_at(spec, i)) {
-        gelu(index_name("gh", i), index_name("y", i), dx);
-        dx = index_name("gh", i);
-      }
-      if (narrow) round(dx, gradient(spec, i));
+      const Layer& l = n.layers[std::size_t(i)];
+      const Named &g = n.gradient(i + 1), &x = n.activation(i);
+      product(l.dw.name + " = " + x.name + "ᵀ · " + g.name, x.ref.transposed(0, 1), g.ref, l.dw.ref);
+      if (!l.dx.present()) continue;
+      product(l.dx.name + " = " + g.name + " · " + l.weight.name + "ᵀ", g.ref, l.weight.ref.transposed(0, 1), l.dx.ref);
+      // the GELU's saved input: layer i - 1's product
+      if (l.dgelu.present()) gelu(l.dgelu, n.layers[std::size_t(i - 1)].product, &l.dx);
+      if (narrow) round(l.dgelu.present() ? l.dgelu : l.dx, l.drounded);
     }
   }
   if (pass == NetworkPass::step) {
-    for (std::int64_t i = 0; i < layers; ++i) {
+    for (const Layer& l : n.layers) {
       NetworkStep step;
       step.kind = NetworkStep::Kind::update;
-      step.what = std::string(optimizer_name(spec.optimizer)) + " update of " + weight(i);
+      step.what = std::string(optimizer_name(spec.optimizer)) + " update of " + l.weight.name;
       OptimizerProblem& u = step.update;
       u.optimizer = spec.optimizer;
       u.hyper = spec.hyper;
-      u.weight = at(master(spec, i));
-      u.grad = at(index_name("dw", i));
-      u.new_weight = at(master(spec, i) + ".new");
-      if (narrow) {
-        u.new_copy = at(weight(i) + ".new");
+      u.weight = l.master.ref;
+      u.grad = l.dw.ref;
+      u.new_weight = l.new_master.ref;
+      if (l.new_weight.present()) {
+        u.new_copy = l.new_weight.ref;
         u.has_copy = true;
       }
-      if (spec.optimizer != Optimizer::sgd) {
-        u.m = at(weight(i) + ".m");
-        u.new_m = at(weight(i) + ".m.new");
+      if (l.m.present()) {
+        u.m = l.m.ref;
+        u.new_m = l.new_m.ref;
       }
-      if (spec.optimizer == Optimizer::adamw) {
-        u.v = at(weight(i) + ".v");
-        u.new_v = at(weight(i) + ".v.new");
+      if (l.v.present()) {
+        u.v = l.v.ref;
+        u.new_v = l.new_v.ref;
       }
       steps.push_back(std::move(step));
     }
@@ -264,18 +303,15 @@ namespace {
 
 const ConvertVariant* convert_variant(DType narrow, Device::Kind device) {
   if (device == Device::Kind::cpu) return &best_cpu_convert_variant(narrow);
-  for (const ConvertVariant& v : cuda_convert_variants()) return &v;
-  return nullptr;
+  return fastest_row(cuda_convert_variants());
 }
 
 const OptimizerVariant* optimizer_variant(Device::Kind device) {
-  const auto table = device == Device::Kind::cpu ? cpu_optimizer_variants() : cuda_optimizer_variants();
-  return table.empty() ? nullptr : &table.front();
+  return fastest_row(device == Device::Kind::cpu ? cpu_optimizer_variants() : cuda_optimizer_variants());
 }
 
 const GeluVariant* gelu_variant(Device::Kind device) {
-  const auto table = device == Device::Kind::cpu ? cpu_gelu_variants() : cuda_gelu_variants();
-  return table.empty() ? nullptr : &table.front();
+  return fastest_row(device == Device::Kind::cpu ? cpu_gelu_variants() : cuda_gelu_variants());
 }
 
 }  // namespace
