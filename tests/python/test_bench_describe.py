@@ -45,7 +45,8 @@ def test_described_cases_are_the_listed_ones(name, suite):
 def test_roles_come_from_the_kernel_tables():
     copy = {v["name"]: v for v in describe("bench_copy", "--sizes=1Ki")["variants"] if v["device"] == "cpu"}
     assert copy["memcpy"]["role"] == "baseline" and copy["simd"]["role"] == "own"
-    assert copy["simd"]["available"] in (True, False) and copy["simd"]["dtypes"] == ["f32"]
+    assert copy["simd"]["available"] in (True, False) and copy["simd"]["dtypes"] == [
+        d for d in describe("bench_copy")["dtypes"]["accepted"]]
     matmul = {v["name"]: v["role"] for v in describe("bench_matmul", "--squares=64", "--dtypes=f32")["variants"]
               if v["device"] == "cpu"}
     assert matmul["naive"] == "reference" and matmul["onednn"] == "vendor" and matmul["openblas"] == "vendor"
@@ -53,6 +54,35 @@ def test_roles_come_from_the_kernel_tables():
     views = describe("bench_strided", "--suite=quick")
     assert {c["role"] for c in views["cases"] if c["variant"] == "copy"} == {"baseline"}
     assert {v["role"] for v in views["variants"] if v["name"] == "reorder"} == {"vendor"}
+
+
+def test_a_variant_says_what_its_row_takes_whatever_is_selected():
+    # Not selected: no case of it here, yet its dtypes are what its row takes.
+    doc = describe("bench_copy", "--sizes=1Ki", "--devices=cpu", "--variants=memcpy")
+    simd = next(v for v in doc["variants"] if v["name"] == "simd" and v["device"] == "cpu")
+    assert simd["available"] is None and simd["dtypes"] == doc["dtypes"]["accepted"]
+    # A conversion row that converts f16 only (its applies()) takes no bf16 pair, asked for or not.
+    conv = describe("bench_convert", "--sizes=1Ki", "--devices=cpu", "--dtypes=bf16")
+    rows = [v for v in conv["variants"] if v["device"] == "cpu" and v["role"] == "own"]
+    f16_only = [v for v in rows if v["dtypes"] and all("f16" in d and "bf16" not in d for d in v["dtypes"])]
+    assert f16_only, rows
+    assert not any(c["variant"] == v["name"] for v in f16_only for c in conv["cases"])
+    # Without CUDA the document says that its CUDA variants were not built, rather than list none.
+    # (a build without CUDA lists the device "cuda", unavailable, whatever --devices says)
+    built_without_cuda = any(d["id"] == "cuda" for d in doc["devices"])
+    assert bool(doc["variants_not_built"]) == built_without_cuda
+    assert all(row["device"] == "cuda" and "CUDA" in row["reason"] for row in doc["variants_not_built"])
+
+
+def test_roles_select_variants_by_their_rows():
+    doc = describe("bench_matmul", "--devices=cpu", "--squares=64", "--dtypes=all", "--roles=fastest,vendor")
+    rows = [v for v in doc["variants"] if v["device"] == "cpu"]
+    wanted = {v["name"] for v in rows if v["fastest"] or v["role"] == "vendor"}
+    assert {c["variant"] for c in doc["cases"]} == wanted and len(wanted) < len(rows)
+    broadcast = describe("bench_broadcast", "--suite=default", "--devices=cpu")
+    assert {c["role"] for c in broadcast["cases"]} == {"own", "vendor", "baseline"}
+    proc = run("bench_copy", "--roles=fastest,nope")
+    assert proc.returncode == 2 and "'nope'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_a_case_that_cannot_run_says_why_and_its_variant_is_unavailable():
