@@ -8,7 +8,8 @@
 #   - the report of a quick run of those binaries (scripts/run_suite.py --quick --only ...), the
 #     family in its generic table,
 #   - flopscope-analysis compare of that run against itself.
-# Usage: scripts/recipes_check.sh [BUILD_DIR] (default build-recipes). Exit 0: found everywhere.
+# Usage: scripts/recipes_check.sh [BUILD_DIR] (default build-recipes); KEEP=1 keeps the run directory.
+# Exit 0: found everywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-recipes}
@@ -42,12 +43,12 @@ assert doc["family"] == "throwaway" and doc["axes"][0]["flag"] == "--sizes" and 
   || fail "bench_throwaway --suite=quick selects no case"
 
 runs=$(mktemp -d)
-trap 'rm -rf "$runs"' EXIT
+trap '[[ ${KEEP:-} ]] || rm -rf "$runs"' EXIT
 FLOPSCOPE_WARMUP_S=0.05 FLOPSCOPE_BUILD_DIR=$build "$python" scripts/run_suite.py --quick --build-dir "$build" \
   --runs-dir "$runs" --only bench_copy,bench_throwaway >"$runs/log" 2>&1 || { cat "$runs/log"; fail "the quick run failed"; }
 run=$(find "$runs" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-grep -q "$variant" "$run/report.md" || fail "$run/report.md does not name $variant"
-grep -q 'throwaway/' "$run/report.md" || fail "$run/report.md has no case of the throwaway family"
+grep -q "^| $variant | f32 |" "$run/report.md" || fail "$run/report.md has no row of $variant"
+grep -q '^### throwaway on cpu' "$run/report.md" || fail "$run/report.md has no table of the throwaway family"
 PYTHONPATH=analysis "$python" -m flopscope_analysis compare "$run" "$run" --all --no-timing-gate >"$runs/compare.txt" \
   || fail "compare of the run against itself failed"
 grep -q "copy/$variant/" "$runs/compare.txt" || fail "compare's output does not name copy/$variant/"

@@ -184,7 +184,7 @@ constexpr CopyVariant kVariants[] = {
     {"simd", "AVX-512/AVX2 loads and stores per OpenMP thread, streaming stores above the LLC size",
      Device::Kind::cpu, needs_contiguous, direct<CopyProblem, copy_simd>, nullptr, {}, Role::own, {.speed = 1}},
 #ifdef FLOPSCOPE_THROWAWAY_VARIANT  // the README's variant recipe, done by scripts/recipes_check.sh's build only
-    {"throwaway", "memcpy_omp's function in a row of its own", Device::Kind::cpu, needs_contiguous,
+    {"throwaway_copy", "memcpy_omp's function in a row of its own", Device::Kind::cpu, needs_contiguous,
      direct<CopyProblem, copy_memcpy_omp>},
 #endif
 };
