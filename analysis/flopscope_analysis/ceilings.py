@@ -37,9 +37,9 @@ def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = 
     best: dict[str, dict[str, Any]] = {}
     for case in peak.cases:
         measures = case.measures  # typed (kind, name): the context's, or a schema-1 file's label
-        if not case.ok or not measures:
+        if not case.ok or not (measures or case.label.get("ceiling")):
             continue
-        kind, what = measures
+        kind, what = measures or (case.label["ceiling"], "")
         device_id = case.name.device
         entry = best.setdefault(device_id, {"memory": {}, "compute": {}})
         if kind == "memory" and what:
@@ -49,8 +49,8 @@ def compute_ceilings(peak: BenchFile, source: str, measured_at: Optional[str] = 
             value = case.flops_per_second
             slot = entry["compute"]
         else:
-            raise AnalysisError(f"{peak.path}: {case.name}: measures the ceiling {kind}:{what}, not "
-                                "memory:<name> or compute:<mode>")
+            raise AnalysisError(f"{peak.path}: {case.name}: the ceiling it measures, {kind}:{what}, is not "
+                                "memory:<copy|triad> or compute:<mode>")
         if value is not None and (what not in slot or value > slot[what]):
             slot[what] = value
 
