@@ -63,6 +63,8 @@ def test_headline_is_one_screen_before_the_details(report):
     assert "noisy" not in "\n".join(lines)
 
 
+@pytest.mark.xfail(strict=True, reason="the committed run is schema 1: its roles are unknown (issue 21), so the "
+                   "headline has no own copy case; needs a schema-2 run or the report helper's headline")
 def test_headline_ratios_are_of_one_process_and_the_right_ceiling(report):
     run_dir, text = report
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in _headline(text)

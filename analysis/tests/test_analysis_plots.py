@@ -29,8 +29,10 @@ def test_every_figure_of_the_default_run_is_readable(tmp_path, monkeypatch):
     run_dir = tmp_path / "run"
     shutil.copytree(DEFAULT_RUN, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
     write_report(load_run(run_dir), run_dir)
+    # A schema-1 run says no roles (issue 21: never guessed from names), so its copy baselines are
+    # not known and the strided ratio plot, which needs them, is not drawn.
     assert {"roofline_cpu.png", "matmul_size_cpu.png", "backward_cpu.png", "broadcast_cpu.png",
-            "copy_bandwidth_cpu.png", "strided_ratio_cpu.png", "strided_step_cpu.png"} <= set(problems)
+            "copy_bandwidth_cpu.png", "strided_step_cpu.png"} <= set(problems)
     assert {name: found for name, found in problems.items() if found} == {}
 
 

@@ -27,7 +27,7 @@ def entries(index: int, name: str, nbytes: float, gbps: float, flops: float = 0.
     return out
 
 
-ROLES = {"reorder": "vendor", "cublas_geam": "vendor", "onednn": "vendor", "copy": "baseline"}
+ROLES = {"reorder": "vendor", "cublas_geam": "vendor", "onednn": "vendor", "copy": "baseline", "reference": "reference"}
 
 
 def write(tmp_path, binary: str, cases: list[tuple]) -> load_run:
