@@ -210,7 +210,10 @@ int main(int argc, char** argv) {
                  // own mma beside cuBLAS(Lt).
                  {"gpu",
                   {"--dtypes=f32,bf16", "--variants=mma,cublas,cublaslt", "--benchmark_repetitions=2",
-                   "--benchmark_min_time=0.05"}}},
+                   "--benchmark_min_time=0.05"}},
+                 // Every kind of net, pass and optimizer, small.
+                 {"smoke",
+                  {"--linears=256x128x192", "--mlps=256x128x2", "--ffns=256x128x512", "--optimizers=sgd,momentum,adamw"}}},
   };
   return run_family(argc, argv, family);
 }

@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
                  {"quick", {"--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"}},
                  {"gpu",
                   {"--sizes=2^26", "--benchmark_repetitions=3", "--benchmark_min_time=0.05",
-                   "--benchmark_enable_random_interleaving=true"}}},
+                   "--benchmark_enable_random_interleaving=true"}},
+                 {"smoke", {"--sizes=4099"}}},
   };
   return run_family(argc, argv, family);
 }

@@ -403,7 +403,12 @@ int main(int argc, char** argv) {
            // Every own kernel beside cuBLAS and cuBLASLt (tf32 and the fp8 pairs come with f32 and f8).
            {"gpu",
             {"--dtypes=f32,f16,bf16,f8e4m3,f8e5m2", "--squares=1024,4096,8192", "--layouts=NN,NT",
-             "--benchmark_repetitions=2", "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}}},
+             "--benchmark_repetitions=2", "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}},
+           // Every mode and layout at a size of whole tiles and one cut at their edges.
+           {"smoke", {"--squares=256,200"}},
+           // The kernels that stage tiles in shared memory (mma: cp.async, ldmatrix, mma.sync), for
+           // racecheck and synccheck.
+           {"sync", {"--dtypes=f32,bf16", "--variants=smem,regblock,mma", "--squares=256,200", "--layouts=NN,NT"}}},
   };
   return run_family(argc, argv, family);
 }

@@ -228,7 +228,9 @@ int main(int argc, char** argv) {
                 .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::vector<std::int64_t>{8192}}; }}},
       .benches = benches,
       .measures_ceilings = true,
-      .suites = {{"quick", {"--sizes=2^22"}}, {"gpu", {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}}},
+      .suites = {{"quick", {"--sizes=2^22"}},
+                 {"gpu", {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}},
+                 {"smoke", {"--sizes=65539", "--gemm-sizes=256"}}},
   };
   return run_family(argc, argv, family);
 }

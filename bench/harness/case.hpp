@@ -105,6 +105,9 @@ struct Case {
 // memory-bound case; its compute key's FLOP/s for a compute-bound one with a key.
 std::optional<CeilingRef> set_against(const Case& c);
 
+// The bytes of storage the harness allocates for an operand's view.
+std::size_t storage_bytes(const Operand& op);
+
 // The operands' views with no storage behind them (data null) on `device`: what a variant's
 // unavailable() and applies() look at (dtypes, shapes, strides, device), before allocation.
 std::vector<TensorRef> dry_refs(const std::vector<Operand>& operands, Device device);

@@ -171,6 +171,7 @@ std::optional<std::size_t> free_memory(int ordinal) {
 struct Timer::Impl {
   int ordinal = 0;
   bool hot = false;
+  bool blocking = true;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   std::unique_ptr<L2Flusher> flusher;
@@ -189,14 +190,17 @@ struct Timer::Impl {
 // Releases the blocking kernel if the timed call throws while the stream is held, so that it
 // does not spin to its timeout.
 struct ReleaseOnExit {
-  StreamBlocker& blocker;
-  ~ReleaseOnExit() { blocker.release(); }
+  StreamBlocker* blocker;  // null: none (--disable-blocking-kernel)
+  ~ReleaseOnExit() {
+    if (blocker) blocker->release();
+  }
 };
 
-Timer::Timer(const DeviceContext& device, bool hot) : impl_(std::make_unique<Impl>()) {
+Timer::Timer(const DeviceContext& device, bool hot, bool blocking) : impl_(std::make_unique<Impl>()) {
   Impl& t = *impl_;
   t.ordinal = device.device.index;
   t.hot = hot;
+  t.blocking = blocking;
   cudaSetDevice(t.ordinal);
   cudaError_t status = cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking);
   if (status == cudaSuccess) status = cudaEventCreate(&t.start);
@@ -211,19 +215,23 @@ Timer::Timer(const DeviceContext& device, bool hot) : impl_(std::make_unique<Imp
     t.error = Error{t.flusher->error, false, t.flusher->out_of_memory};
     return;
   }
-  t.blocker = std::make_unique<StreamBlocker>();
-  if (!t.blocker->error.empty()) {
-    t.error = Error{t.blocker->error, false};
-    return;
+  if (blocking) {
+    t.blocker = std::make_unique<StreamBlocker>();
+    if (!t.blocker->error.empty()) {
+      t.error = Error{t.blocker->error, false};
+      return;
+    }
   }
   // Load and launch each timing kernel once, before any timed run (the blocking kernel released
   // before it starts, so it returns at once).
   cudaFuncAttributes attributes{};
   cudaFuncGetAttributes(&attributes, read_kernel);
-  cudaFuncGetAttributes(&attributes, blocking_kernel);
   t.flusher->flush(t.stream);
-  t.blocker->block(t.stream);
-  t.blocker->release();
+  if (t.blocker) {
+    cudaFuncGetAttributes(&attributes, blocking_kernel);
+    t.blocker->block(t.stream);
+    t.blocker->release();
+  }
   cudaStreamSynchronize(t.stream);
   if (auto error = take_error(t.ordinal)) t.error = Error{"launching the timing kernels: " + error->message, error->sticky};
 }
@@ -232,11 +240,12 @@ Timer::~Timer() = default;
 
 const std::optional<Error>& Timer::error() const { return impl_->error; }
 
-std::optional<Error> Timer::warm_up(const kernels::Runner& run) {
+std::optional<Error> Timer::warm_up(const kernels::Runner& run, double seconds) {
   Impl& t = *impl_;
   cudaSetDevice(t.ordinal);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50); ++i) {
+  const auto least = std::chrono::duration<double>(seconds);
+  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - start < least; ++i) {
     run(t.stream);
     cudaStreamSynchronize(t.stream);
     if (auto error = take_error(t.ordinal)) return Error{"in warm-up: " + error->message, error->sticky};
@@ -247,8 +256,8 @@ std::optional<Error> Timer::warm_up(const kernels::Runner& run) {
 
 std::optional<Error> Timer::Impl::run_once(const kernels::Runner& run, float& ms) {
   {
-    ReleaseOnExit release{*blocker};
-    blocker->block(stream);
+    ReleaseOnExit release{blocker.get()};
+    if (blocker) blocker->block(stream);
     if (!hot) flusher->flush(stream);
     cudaEventRecord(start, stream);
     run(stream);
@@ -258,7 +267,7 @@ std::optional<Error> Timer::Impl::run_once(const kernels::Runner& run, float& ms
   // would make Google Benchmark multiply the iterations without end.
   if (cudaEventSynchronize(stop) != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
     return take_error(ordinal).value_or(Error{"CUDA events failed", false});
-  if (blocker->timed_out())
+  if (blocker && blocker->timed_out())
     return Error{"the timed call did not return within 2 s while its stream was held (does it synchronize?)", false};
   return std::nullopt;
 }

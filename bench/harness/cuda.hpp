@@ -56,17 +56,20 @@ std::optional<Error> take_error(int ordinal);
 // Per timed run, all queued behind a kernel that holds the stream until the host has enqueued
 // everything (so the events time the GPU's work, never a host launch gap): unless hot, an L2
 // flush that reads (not writes) the buffer, so no dirty line's write-back lands in the timed
-// region; a CUDA event; the work; a CUDA event.
+// region; a CUDA event; the work; a CUDA event. Without `blocking` (--disable-blocking-kernel)
+// no blocking kernel is made or launched: under a tool that serializes launches
+// (compute-sanitizer) it would hold the stream until its timeout, the host never reaching the
+// release.
 class Timer {
  public:
-  Timer(const DeviceContext& device, bool hot);
+  Timer(const DeviceContext& device, bool hot, bool blocking);
   ~Timer();
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
   // Why the resources could not be made, if they could not.
   const std::optional<Error>& error() const;
-  // At least 3 runs and 50 ms (clocks ramp, caches and TLBs prime), untimed.
-  std::optional<Error> warm_up(const kernels::Runner& run);
+  // At least 3 runs and `seconds` (50 ms: clocks ramp, caches and TLBs prime), untimed.
+  std::optional<Error> warm_up(const kernels::Runner& run, double seconds);
   // One call of Google Benchmark: the first timed run's wall time sets how many runs fit in
   // `budget_seconds` of wall time (at least one per iteration Google Benchmark asks for); each
   // iteration's time (SetIterationTime) is the mean GPU time of its runs. `timed_runs` gets how

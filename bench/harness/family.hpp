@@ -99,9 +99,10 @@ struct Family {
   std::vector<Axis> axes;
   std::vector<Bench> benches;
   bool measures_ceilings = false;  // bench_peak: accepts --write-ceilings=DIR and --keep-ceilings
-  // --suite=<name>: this binary's flags in each suite (kSuites: default, quick, gpu), after the
-  // suite's common flags and before the command line's own. A suite not listed: its common
-  // flags alone.
+  // --suite=<name>: this binary's flags in each suite (kSuites), after the suite's common flags
+  // and before the command line's own. A suite not listed: its common flags alone, except a
+  // suite that only a family's own entry opens (SuiteInfo::own_entry_only: gpu, smoke, sync),
+  // which the binary then refuses (exit 2) and --describe does not list.
   std::map<std::string, std::vector<std::string>> suites;
 };
 
@@ -110,7 +111,11 @@ struct SuiteInfo {
   std::string name;
   std::string description;
   std::vector<std::string> common;
+  bool own_entry_only = false;  // taken only by a binary whose Family::suites has an entry for it
 };
+
+// Whether `family` takes --suite=`suite` (a suite it has an entry for, or one open to all).
+bool takes_suite(const Family& family, const SuiteInfo& suite);
 extern const std::vector<SuiteInfo> kSuites;
 
 }  // namespace flopscope::bench

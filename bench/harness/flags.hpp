@@ -20,6 +20,7 @@ struct Selection {
   std::vector<std::string> variants;                     // empty: every variant
   std::map<std::string, std::vector<AxisValue>> axes;    // by axis name; absent: the defaults
   bool hot = false;                                      // --hot: no L2 flush between device iterations
+  bool blocking = true;                                  // false: --disable-blocking-kernel
   std::optional<std::string> write_ceilings;             // --write-ceilings=DIR (bench_peak)
   bool keep_ceilings = false;                            // --keep-ceilings: only fill in missing files
   std::optional<std::string> suite;                      // --suite=NAME (its flags are in what follows)

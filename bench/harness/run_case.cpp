@@ -1,5 +1,6 @@
 #include "run_case.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,11 +30,6 @@ double cuda_budget_seconds = 0.5;
 TensorRef view(const Operand& op, void* data, Device device) {
   const Strides strides = op.strides.empty() ? contiguous_strides(op.sizes) : op.strides;
   return TensorRef::strided(data, op.dtype, op.sizes, strides, op.offset, device);
-}
-
-std::size_t storage_bytes(const Operand& op) {
-  return to_size(checked_bytes(view(op, nullptr, Device::cpu()).storage_elements(), dtype_size(op.dtype),
-                               "bytes of operand " + op.name));
 }
 
 void fill(const Operand& op, const TensorRef& host, std::size_t bytes, std::uint64_t seed) {
@@ -167,7 +163,7 @@ std::map<const Case*, Counters> validated_cuda_cases;
 // Sets `c` up on its device as prepared_cuda_case; false, with the case skipped or failed, where
 // it cannot be (memory, a CUDA error, outputs that differ from the reference's).
 bool prepare_on_cuda(benchmark::State& state, const DeviceContext& device, const Case& c,
-                     const std::vector<std::size_t>& bytes, bool hot) {
+                     const std::vector<std::size_t>& bytes, CudaTiming timing) {
   const auto start = std::chrono::steady_clock::now();
   const int ordinal = device.device.index;
   const bool validated = validated_cuda_cases.count(&c) != 0;
@@ -212,9 +208,10 @@ bool prepare_on_cuda(benchmark::State& state, const DeviceContext& device, const
       validated_cuda_cases[&c] = counters;
     }
   }
-  prepared.timer = std::make_unique<cuda::Timer>(device, hot);
+  prepared.timer = std::make_unique<cuda::Timer>(device, timing.hot, timing.blocking);
   std::optional<cuda::Error> error = prepared.timer->error();
-  if (!error) error = prepared.timer->warm_up(prepared.run);
+  // 50 ms, or the timing's own budget where that is shorter (the smoke suite's one timed run).
+  if (!error) error = prepared.timer->warm_up(prepared.run, std::min(0.05, cuda_budget_seconds));
   if (error && error->out_of_memory) {
     skip(state, error->message);
     return false;
@@ -251,7 +248,7 @@ void time_prepared_cuda_case(benchmark::State& state, const DeviceContext& devic
 }
 #endif
 
-void run_case_body(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
+void run_case_body(benchmark::State& state, const DeviceContext& device, const Case& c, CudaTiming timing) {
   if (device.unavailable) return skip(state, *device.unavailable);
   if (c.skip) return skip(state, *c.skip);
   NvtxRange range(c.name.str());
@@ -283,14 +280,19 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
   }
 #ifdef FLOPSCOPE_HAVE_CUDA
   if (skip_if_too_large(state, device, operand_bytes + 2 * device.l2_bytes, "device memory")) return;
-  if (prepare_on_cuda(state, device, c, bytes, hot)) time_prepared_cuda_case(state, device, cuda_budget_seconds);
+  if (prepare_on_cuda(state, device, c, bytes, timing)) time_prepared_cuda_case(state, device, cuda_budget_seconds);
 #else
-  (void)hot;
+  (void)timing;
   skip(state, "built without CUDA");
 #endif
 }
 
 }  // namespace
+
+std::size_t storage_bytes(const Operand& op) {
+  return to_size(checked_bytes(view(op, nullptr, Device::cpu()).storage_elements(), dtype_size(op.dtype),
+                               "bytes of operand " + op.name));
+}
 
 std::vector<TensorRef> dry_refs(const std::vector<Operand>& operands, Device device) {
   std::vector<TensorRef> refs;
@@ -307,9 +309,9 @@ void time_cpu(benchmark::State& state, const kernels::Runner& run) {
 
 void set_cuda_budget(double seconds) { cuda_budget_seconds = seconds; }
 
-void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
+void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, CudaTiming timing) {
   try {
-    run_case_body(state, device, c, hot);
+    run_case_body(state, device, c, timing);
     return;
   } catch (const std::bad_alloc&) {
     skip(state, "out of host memory");
