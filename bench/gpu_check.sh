@@ -241,7 +241,7 @@ bench_step() {  # $1: kind, $2: binary name, $3: suite, $4: own limit, $5: JSON 
   rc=$?
   set -e
   cat "$output" >>"$log"
-  took=$((SECONDS - start))
+  took="$((SECONDS - start)) s (plan ${planned_s:-?} s)"
   memory=$(sed -n '/ERROR SUMMARY/{s/^=* *//;p;q}' "$output")  # compute-sanitizer's verdict
   whole=1
   if ! summary=$(json_line "$json" 2>>"$log"); then
@@ -253,22 +253,22 @@ bench_step() {  # $1: kind, $2: binary name, $3: suite, $4: own limit, $5: JSON 
   skipped_devices=$(sed -n 's/^SKIPPED_DEVICES //p' <<<"$summary")
   failed_cases=$(sed -n 's/^FAILED_CASES //p' <<<"$summary")
   if ((rc == 124 || rc == 137)); then
-    step_line "$kind" "$name" FAILED "timed out after $limit s: $line"
+    step_line "$kind" "$name" FAILED "timed out after $limit s (plan ${planned_s:-?} s): $line"
     record_failure "$kind $name (timed out)"
   elif ((rc == 86)); then
-    step_line "$kind" "$name" FAILED "$kind found errors: $line, $took s"
+    step_line "$kind" "$name" FAILED "$kind found errors: $line, $took"
     record_failure "$kind $name (errors)"
   elif ((rc != 0 || !whole)); then
-    step_line "$kind" "$name" FAILED "exit $rc: $line, $took s"
+    step_line "$kind" "$name" FAILED "exit $rc: $line, $took"
     record_failure "$kind $name (exit $rc)"
   elif [[ ${failed_cases:-0} != 0 ]]; then
-    step_line "$kind" "$name" FAILED "$line, $took s"
+    step_line "$kind" "$name" FAILED "$line, $took"
     record_failure "$kind $name ($failed_cases cases failed)"
   elif ((gpu_present)) && [[ -n $skipped_devices ]]; then
-    step_line "$kind" "$name" FAILED "a GPU is present but $skipped_devices, $took s"
+    step_line "$kind" "$name" FAILED "a GPU is present but $skipped_devices, $took"
     record_failure "$kind $name (cuda:0 skipped on a machine with a GPU)"
   else
-    step_line "$kind" "$name" ok "$line, $took s"
+    step_line "$kind" "$name" ok "$line, $took"
   fi
   if [[ $kind == bench && $name == bench_peak ]]; then
     local written
@@ -326,7 +326,7 @@ test_step() {  # $1: binary name
 
 after_done=0
 sanitizer_said=()
-while IFS=$'\t' read -r kind name suite _ _ own extra; do
+while IFS=$'\t' read -r kind name suite _ planned_s own extra; do
   [[ $kind == total ]] && continue
   [[ $extra == - ]] && extra=
   if [[ $kind != smoke && $kind != bench ]] && ((!after_done)); then

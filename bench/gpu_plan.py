@@ -24,9 +24,12 @@ The cost model (machine start not counted; CONSTANTS below, each stated once):
              warm-up  min(WARMUP_S, min_time)
              timed  repetitions x (min_time + CALL_S), min_time from --benchmark_min_time (0.5 s
              where not given); with random interleaving every repetition sets the case up again;
-  a case a binary skips by itself (its variant cannot run: "needs sm_89") costs SKIP_S;
-  under compute-sanitizer: the binary's start + SANITIZER_START_S, each case's warm-up and timed
-  runs SANITIZER_SLOWDOWN times slower, its set-up and validation (host work) as they are.
+  every case counts as run, also one that is a skip where the plan is made (no GPU here);
+  under compute-sanitizer: the binary's start + SANITIZER_START_S, each case SANITIZER_CASE_S
+  more (the tool's work on its ~10 launches) and its warm-up and timed GPU time SANITIZER_SLOWDOWN
+  times longer; its set-up, validation and per-call overhead (host work) as they are.
+These constants are estimates made without a GPU: gpu_check.log puts each step's real seconds
+beside its plan, to set them from the first run.
 Each step's time limit is LIMIT_FACTOR x its plan + LIMIT_SLACK_S, cut at run time to what is
 left of the budget; REPORT_S is kept for nvidia-smi, the report and the pack.
 """
@@ -46,8 +49,8 @@ TRANSFER_S_PER_GB = 0.1
 VALIDATE_S_PER_GB = 2.0
 WARMUP_S = 0.05
 CALL_S = 0.02
-SKIP_S = 0.0
-SANITIZER_START_S = 10.0
+SANITIZER_START_S = 5.0
+SANITIZER_CASE_S = 0.15
 SANITIZER_SLOWDOWN = 30.0
 LIMIT_FACTOR = 1.5
 LIMIT_SLACK_S = 10.0
@@ -92,15 +95,14 @@ def seconds(text):
     return 0.0 if text.endswith("x") else float(text.rstrip("s"))
 
 
-def case_seconds(case, min_time, repetitions, interleaved, slowdown=1.0):
-    if case.get("skip"):
-        return SKIP_S
+def case_seconds(case, min_time, repetitions, interleaved, sanitizer=False):
     gb = 1e-9
+    slowdown = SANITIZER_SLOWDOWN if sanitizer else 1.0
     setup = SETUP_S + case["operand_bytes"] * gb * (HOST_FILL_S_PER_GB + TRANSFER_S_PER_GB)
     validation = case["output_bytes"] * gb * (TRANSFER_S_PER_GB + VALIDATE_S_PER_GB)
     warmup = min(WARMUP_S, min_time) * slowdown
-    timed = repetitions * (min_time + CALL_S) * slowdown
-    return setup * (repetitions if interleaved else 1) + validation + warmup + timed
+    timed = repetitions * (min_time * slowdown + CALL_S)
+    return setup * (repetitions if interleaved else 1) + validation + warmup + timed + (SANITIZER_CASE_S if sanitizer else 0)
 
 
 def binary_seconds(doc, sanitizer=False):
@@ -108,10 +110,9 @@ def binary_seconds(doc, sanitizer=False):
     min_time = seconds(flag(args, "--benchmark_min_time", "0.5"))
     repetitions = int(flag(args, "--benchmark_repetitions", "1"))
     interleaved = flag(args, "--benchmark_enable_random_interleaving", "false") == "true"
-    slowdown = SANITIZER_SLOWDOWN if sanitizer else 1.0
     start = BINARY_START_S + (SANITIZER_START_S if sanitizer else 0.0)
     cuda = [c for c in doc["cases"] if c["device"].startswith("cuda")]
-    return start + sum(case_seconds(c, min_time, repetitions, interleaved, slowdown) for c in cuda), len(cuda)
+    return start + sum(case_seconds(c, min_time, repetitions, interleaved, sanitizer) for c in cuda), len(cuda)
 
 
 def limit(planned):
