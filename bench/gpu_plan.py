@@ -36,6 +36,7 @@ left of the budget; REPORT_S is kept for nvidia-smi, the report and the pack.
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -122,7 +123,11 @@ def limit(planned):
 def plan(bin_dir):
     """[(kind, binary, suite, cases, planned_s, limit_s, extra flags)], in run order."""
     bin_dir = Path(bin_dir)
-    benches = sorted(p.name for p in bin_dir.iterdir() if p.name.startswith("bench_") and p.is_file())
+    def binaries(prefix):
+        return sorted(p.name for p in bin_dir.iterdir() if p.name.startswith(prefix) and p.is_file()
+                      and os.access(p, os.X_OK))
+
+    benches = binaries("bench_")
     ordered = [b for b in BENCH_ORDER if b in benches] + [b for b in benches if b not in BENCH_ORDER]
     docs = {}
     for suite in ("smoke", "gpu", "sync"):
@@ -151,7 +156,7 @@ def plan(bin_dir):
         for name in ordered:
             if docs[name, "sync"] is not None and not isinstance(docs[name, "sync"], str):
                 add(tool, name, "sync", True, SANITIZER_FLAGS)
-    for test in sorted(p.name for p in bin_dir.iterdir() if p.name.startswith("test_") and p.is_file()):
+    for test in binaries("test_"):
         steps.append(("tests", test, "-", 0, 0.0, 0, "in the time left"))
     return steps
 
