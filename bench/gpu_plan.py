@@ -21,6 +21,7 @@ The cost model (machine start not counted; CONSTANTS below, each stated once):
   a binary:  BINARY_START_S (process, CUDA context, cuBLAS, the device probe), then its cases;
   a case:    set-up  SETUP_S + operand bytes x (HOST_FILL_S_PER_GB + TRANSFER_S_PER_GB)
              validation  output bytes x (TRANSFER_S_PER_GB + VALIDATE_S_PER_GB), once
+             (no bytes for a case filled on the device and validated by samples: "sampled")
              warm-up  min(WARMUP_S, min_time)
              timed  repetitions x (min_time + CALL_S), min_time from --benchmark_min_time (0.5 s
              where not given); with random interleaving every repetition sets the case up again;
@@ -97,7 +98,7 @@ def seconds(text):
 
 
 def case_seconds(case, min_time, repetitions, interleaved, sanitizer=False):
-    gb = 1e-9
+    gb = 0.0 if case.get("sampled") else 1e-9  # filled on the device, validated by samples: no host work
     slowdown = SANITIZER_SLOWDOWN if sanitizer else 1.0
     setup = SETUP_S + case["operand_bytes"] * gb * (HOST_FILL_S_PER_GB + TRANSFER_S_PER_GB)
     validation = case["output_bytes"] * gb * (TRANSFER_S_PER_GB + VALIDATE_S_PER_GB)

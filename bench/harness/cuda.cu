@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cuda.hpp"
+#include "flopscope/kernels/hash.hpp"
 
 namespace flopscope::bench::cuda {
 
@@ -46,6 +47,25 @@ __global__ void read_kernel(const int4* __restrict__ data, std::size_t words, in
   }
   if (acc == 0x5eed1e55) *sink = acc;
 }
+
+__global__ void random_words_kernel(std::uint64_t* words, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    words[i] = kernels::hash_index(seed, i);
+}
+
+__global__ void random_tail_kernel(unsigned char* bytes, std::size_t begin, std::size_t end) {
+  const std::size_t i = begin + threadIdx.x;
+  if (i < end) bytes[i] = static_cast<unsigned char>(0x5A + i);
+}
+
+__global__ void small_integers_kernel(float* out, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = kernels::small_integer(i, seed);
+}
+
+constexpr int kFillBlocks = 1024, kFillThreads = 256;
 
 // nvbench's L2 flush, reading instead of writing: a buffer of twice the L2 size, zeroed once at
 // creation (long before any timed region), read before each timed iteration.
@@ -122,6 +142,22 @@ DeviceBuffer::~DeviceBuffer() {
 void upload(void* device, const void* host, std::size_t bytes) { cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice); }
 void download(void* host, const void* device, std::size_t bytes) { cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost); }
 void fill_bytes(void* device, int value, std::size_t bytes) { cudaMemset(device, value, bytes); }
+
+void fill_random_bytes(void* device, std::size_t bytes, std::uint64_t seed) {
+  const std::size_t words = bytes / 8;
+  if (words) random_words_kernel<<<kFillBlocks, kFillThreads>>>(static_cast<std::uint64_t*>(device), words, seed);
+  if (bytes % 8) random_tail_kernel<<<1, 8>>>(static_cast<unsigned char*>(device), words * 8, bytes);
+}
+
+void fill_small_integers_f32(void* device, std::int64_t count, std::uint64_t seed) {
+  if (count > 0) small_integers_kernel<<<kFillBlocks, kFillThreads>>>(static_cast<float*>(device), std::size_t(count), seed);
+}
+
+std::uint64_t read_element(const void* device, std::size_t element_size) {
+  std::uint64_t bits = 0;
+  cudaMemcpy(&bits, device, std::min<std::size_t>(element_size, sizeof bits), cudaMemcpyDeviceToHost);
+  return bits;
+}
 
 std::optional<Error> take_error(int ordinal) {
   cudaSetDevice(ordinal);

@@ -43,6 +43,13 @@ void upload(void* device, const void* host, std::size_t bytes);
 void download(void* host, const void* device, std::size_t bytes);
 void fill_bytes(void* device, int value, std::size_t bytes);
 
+// The harness's fills on the device, the same values as kernels::fill_random_bytes and (f32)
+// fill_small_integers of a contiguous array; errors left pending for take_error().
+void fill_random_bytes(void* device, std::size_t bytes, std::uint64_t seed);
+void fill_small_integers_f32(void* device, std::int64_t count, std::uint64_t seed);
+// One element's raw bits (of `element_size` <= 8 bytes), read back synchronously.
+std::uint64_t read_element(const void* device, std::size_t element_size);
+
 // nullopt, or the pending error after the device's work (cleared where it can be).
 std::optional<Error> take_error(int ordinal);
 

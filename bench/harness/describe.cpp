@@ -104,7 +104,8 @@ json variants_json(const Family& family, const std::vector<DeviceContext>& devic
 json cases_json(const PlannedCases& cases) {
   json out = json::array();
   for (const auto& [ctx, c] : cases) {
-    // What its set-up moves (bench/gpu_check.sh --plan's cost model): operand storage, outputs.
+    // What its set-up moves (bench/gpu_check.sh --plan's cost model): operand storage, outputs;
+    // sampled: on a CUDA device filled there and validated by samples (no host copies).
     double operand_bytes = 0, output_bytes = 0;
     for (const Operand& op : c.operands) {
       operand_bytes += double(storage_bytes(op));
@@ -120,7 +121,8 @@ json cases_json(const PlannedCases& cases) {
                    {"measures", ceiling_json(c.measures)},
                    {"group", c.group},
                    {"operand_bytes", operand_bytes},
-                   {"output_bytes", output_bytes}});
+                   {"output_bytes", output_bytes},
+                   {"sampled", bool(c.validation.sampled)}});
   }
   return out;
 }
