@@ -169,7 +169,7 @@ steps=$scratch/steps.tsv
 if "$python" "$root/bench/gpu_plan.py" "$bundle/bin" --budget "$budget" --steps --table "$scratch/plan.txt" \
   >"$steps" 2>"$scratch/plan.err"; then
   cat "$scratch/plan.txt" >>"$log"
-  say "plan: $(awk -F'\t' '$1 == "total" {print $5}' "$steps") s planned of $budget s, $(grep -c . "$steps") steps ($SECONDS s to plan; the table in gpu_check.log)"
+  say "plan: $(awk -F'\t' '$1 == "total" {print $5}' "$steps") s planned of $budget s, $(grep -vc "^total" "$steps") steps ($SECONDS s to plan; the table in gpu_check.log)"
 else
   # Without a plan (python3 missing, a binary that cannot describe itself): every bench binary's
   # gpu suite, in name order, each under an even share of the budget.
