@@ -206,11 +206,15 @@ int main(int argc, char** argv) {
                  {"quick",
                   {"--dtypes=f32,bf16", "--linears=512x256x512", "--mlps=512x256x2", "--ffns=512x256x1024",
                    "--roles=fastest,vendor"}},
-                 // GPT-2 small and XL FFN layers and a 4-layer Cruncher, fwd, bwd and an AdamW step:
-                 // own mma beside cuBLAS(Lt).
+                 // GPT-2 small's FFN block at 8192 tokens, fwd, bwd and an AdamW step in bf16 mixed
+                 // precision: own mma beside cuBLAS(Lt) (gpu_check.sh --plan: within its budget).
                  {"gpu",
-                  {"--dtypes=f32,bf16", "--roles=fastest,vendor", "--benchmark_repetitions=2",
-                   "--benchmark_min_time=0.05"}}},
+                  {"--dtypes=bf16", "--roles=fastest,vendor", "--ffns=8192x768x3072", "--benchmark_repetitions=2",
+                   "--benchmark_min_time=0.05"}},
+                 // Every kind of net, pass and optimizer, small.
+                 {"smoke",
+                  {"--dtypes=f32,bf16", "--roles=fastest,vendor", "--linears=256x128x192", "--mlps=256x128x2",
+                   "--ffns=256x128x512", "--optimizers=sgd,momentum,adamw"}}},
   };
   return run_family(argc, argv, family);
 }

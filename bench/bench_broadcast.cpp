@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
                     {"--ops=add", "--roles=own,vendor,baseline", "--benchmark_enable_random_interleaving=true"}},
                    {"quick", {"--btd=8x256x768", "--outer=1024x1024", "--ops=add", "--benchmark_enable_random_interleaving=true"}},
                    {"gpu",
-                    {"--dtypes=f32,bf16", "--ops=add", "--roles=own,vendor,baseline", "--benchmark_repetitions=2",
-                     "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}}};
+                    {"--dtypes=f32", "--ops=add", "--roles=own,vendor,baseline", "--benchmark_repetitions=2",
+                     "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}},
+                   {"smoke", {"--dtypes=all", "--ops=add", "--roles=own,vendor,baseline", "--btd=2x33x64", "--outer=65x130"}}};
   return run_family(argc, argv, family);
 }

@@ -118,8 +118,9 @@ int main(int argc, char** argv) {
       .suites = {{"default", {"--benchmark_enable_random_interleaving=true"}},
                  {"quick", {"--dtypes=f16,bf16", "--sizes=1Mi", "--benchmark_enable_random_interleaving=true"}},
                  {"gpu",
-                  {"--sizes=2^26", "--benchmark_repetitions=3", "--benchmark_min_time=0.05",
-                   "--benchmark_enable_random_interleaving=true"}}},
+                  {"--sizes=2^26", "--benchmark_repetitions=2", "--benchmark_min_time=0.05",
+                   "--benchmark_enable_random_interleaving=true"}},
+                 {"smoke", {"--sizes=4099"}}},
   };
   return run_family(argc, argv, family);
 }

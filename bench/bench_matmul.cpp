@@ -410,10 +410,16 @@ int main(int argc, char** argv) {
              "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
              "|^matmul/(" + slow_own_cpu_variants() + "/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=2048,)"}},
            {"quick", {"--dtypes=f32,bf16", "--squares=512", "--layouts=NN", "--benchmark_enable_random_interleaving=true"}},
-           // Every own kernel beside cuBLAS and cuBLASLt (tf32 and the fp8 pairs come with f32 and f8).
+           // The tensor cores: own mma beside cuBLAS and cuBLASLt in bf16, cuBLASLt's fp8 (e4m3), at
+           // 4096 and 8192 (gpu_check.sh --plan: within its budget).
            {"gpu",
-            {"--dtypes=f32,f16,bf16,f8e4m3,f8e5m2", "--squares=1024,4096,8192", "--layouts=NN,NT",
-             "--benchmark_repetitions=2", "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}}},
+            {"--dtypes=bf16,f8e4m3", "--roles=fastest,vendor", "--squares=4096,8192", "--layouts=NN,NT",
+             "--benchmark_repetitions=2", "--benchmark_min_time=0.05", "--benchmark_enable_random_interleaving=true"}},
+           // Every mode and layout at a size of whole tiles and tiles cut at the edges.
+           {"smoke", {"--squares=200"}},
+           // The kernels that stage tiles in shared memory (mma: cp.async, ldmatrix, mma.sync), for
+           // racecheck and synccheck.
+           {"sync", {"--dtypes=f32,bf16", "--roles=shares_memory", "--squares=200", "--layouts=NN,NT"}}},
   };
   return run_family(argc, argv, family);
 }

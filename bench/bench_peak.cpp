@@ -3,7 +3,8 @@
 //   products and fp16 FMA where the CPU has them), GPU: FMA chains on every CUDA core, and the
 //   tensor cores through the matmul family's cuBLASLt GEMMs (tf32, f16, bf16, fp8 pairs; fp8 also
 //   with fast accumulation, fast_accum=1).
-//   Memory: copy and STREAM triad on arrays past 4x the last-level cache.
+//   Memory: copy and STREAM triad on arrays past 4x the last-level cache (on a GPU filled on the
+//   device and validated by samples: no host copy of GiBs, no host-memory skip).
 // Each case's label says which ceiling it measures (ceiling=compute:f32, ceiling=memory:triad).
 // With --write-ceilings=DIR this binary writes DIR/<device key>.json from its own results (the
 // best median per label), which every later bench binary reads (FORMAT.md).
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -102,6 +104,56 @@ std::span<const kernels::TriadVariant> triad_variants(Device::Kind kind) {
   return kind == Device::Kind::cpu ? kernels::cpu_triad_variants() : kernels::cuda_triad_variants();
 }
 
+// The elements a sampled validation reads: the first, the last and 1022 spread by a hash.
+std::vector<std::int64_t> sample_indices(std::int64_t n) {
+  std::vector<std::int64_t> indices = {0, n - 1};
+  for (std::uint64_t s = 0; s < 1022; ++s) indices.push_back(std::int64_t(kernels::hash_index(7, s) % std::uint64_t(n)));
+  return indices;
+}
+
+std::string hex(std::uint64_t bits) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(bits));
+  return text;
+}
+
+float as_f32(std::uint64_t bits) {
+  const auto word = static_cast<std::uint32_t>(bits);
+  float value;
+  std::memcpy(&value, &word, sizeof value);
+  return value;
+}
+
+// On a CUDA device the arrays (GiBs) are filled on the device and validated by samples, with no
+// host copy (Validation::sampled): dst = src bit for bit, a = b + 3c exactly (small integers),
+// and each input sample the fill's value.
+void validate_on_device(Case& c, const std::string& variant, std::int64_t n) {
+  if (variant == "copy") {
+    const std::size_t size = dtype_size(c.operands[1].dtype), bytes = storage_bytes(c.operands[1]);
+    c.validation.sampled = [n, size, bytes](const ElementReader& read) -> std::optional<std::string> {
+      for (std::int64_t i : sample_indices(n)) {
+        const std::uint64_t src = read(1, i), dst = read(0, i);
+        if (src != random_bits_element(fill_seed(1), i, size, bytes))
+          return "src[" + std::to_string(i) + "] = " + hex(src) + " is not the fill's value";
+        if (dst != src) return "dst[" + std::to_string(i) + "] = " + hex(dst) + ", src " + hex(src);
+      }
+      return std::nullopt;
+    };
+    return;
+  }
+  c.validation.sampled = [n](const ElementReader& read) -> std::optional<std::string> {
+    for (std::int64_t i : sample_indices(n)) {
+      const float a = as_f32(read(0, i)), b = as_f32(read(1, i)), cc = as_f32(read(2, i));
+      if (b != kernels::small_integer(std::uint64_t(i), fill_seed(1)) ||
+          cc != kernels::small_integer(std::uint64_t(i), fill_seed(2)))
+        return "b[" + std::to_string(i) + "] or c[" + std::to_string(i) + "] is not the fill's value";
+      if (a != b + 3.0f * cc)
+        return "a[" + std::to_string(i) + "] = " + std::to_string(a) + ", b + 3c = " + std::to_string(b + 3.0f * cc);
+    }
+    return std::nullopt;
+  };
+}
+
 std::optional<Case> build_memory(const Point& p) {
   const Device device = p.device->device;
   const DType dtype = device.is_cpu() ? DType::f64 : DType::f32;
@@ -124,6 +176,7 @@ std::optional<Case> build_memory(const Point& p) {
   c.bound = Bound::memory;
   c.compute = compute;
   c.measures = CeilingRef{Bound::memory, p.variant};
+  if (device.is_cuda()) validate_on_device(c, p.variant, n);
   return c;
 }
 
@@ -237,7 +290,9 @@ int main(int argc, char** argv) {
                 .defaults = [](const DeviceContext&, DType) { return std::vector<AxisValue>{std::vector<std::int64_t>{8192}}; }}},
       .benches = benches,
       .measures_ceilings = true,
-      .suites = {{"quick", {"--sizes=2^22"}}, {"gpu", {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}}},
+      .suites = {{"quick", {"--sizes=2^22"}},
+                 {"gpu", {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}},
+                 {"smoke", {"--sizes=65539", "--gemm-sizes=256"}}},
   };
   return run_family(argc, argv, family);
 }

@@ -7,12 +7,14 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "flopscope/compare.hpp"
 #include "flopscope/kernels/cuda_runtime.hpp"
 #include "flopscope/kernels/fill.hpp"
+#include "flopscope/kernels/index_width.hpp"
 #include "flopscope/kernels/strided.hpp"
 #include "flopscope/tensor.hpp"
 
@@ -304,4 +306,18 @@ TEST(CudaStrided, LargeTransposesAndHeadsMatchTheReference) {
       check(variant, {"split heads [2, 256, 12, 64]", heads.permute({0, 2, 1, 3})}, Device::cuda(0));
     }
   }
+}
+
+// The index width of the naive and plain CUDA kernels (index_width.hpp): 32 bits exactly where
+// the loop counter's last value and every offset stay within int32.
+TEST(IndexWidth, Int32WhereEveryIndexFits) {
+  constexpr std::int64_t most = std::numeric_limits<std::int32_t>::max();
+  const std::int64_t threads = 132 * 128 * 256;  // an H200's most grid-stride threads (launch.cuh)
+  EXPECT_TRUE(kernels::fits_int32(0, threads, 0));
+  EXPECT_TRUE(kernels::fits_int32(std::int64_t{1} << 28, threads, (std::int64_t{1} << 28) - 1));
+  EXPECT_TRUE(kernels::fits_int32(most - threads, threads, most));
+  EXPECT_FALSE(kernels::fits_int32(most - threads + 1, threads, 0));   // i += stride would pass int32
+  EXPECT_FALSE(kernels::fits_int32(1024, threads, most + 1));          // a strided read past 2^31
+  EXPECT_FALSE(kernels::fits_int32(std::int64_t{8192} * 8192 * 64, threads, 0));
+  EXPECT_FALSE(kernels::fits_int32(-1, threads, 0));
 }

@@ -68,6 +68,10 @@ struct Operand {
 // Extra counters a check reports (a matmul's max_rel_error), by name.
 using Counters = std::map<std::string, double>;
 
+// One element of an operand, as its raw bits (elements of at most 8 bytes): the operand's index in
+// the case, the element's index in its storage.
+using ElementReader = std::function<std::uint64_t(std::size_t operand, std::int64_t index)>;
+
 // How a case's result is judged, on host copies of its operands after one run.
 struct Validation {
   // The reference: given host operands whose inputs hold what the case ran on, writes the
@@ -80,6 +84,13 @@ struct Validation {
   // GEMM, error statistics against an f64 reference), may add counters; nullopt when they pass,
   // else one line saying what is wrong.
   std::function<std::optional<std::string>(std::span<const TensorRef> host, Counters& counters)> check;
+  // Set for a case that needs no host copy of its operands on a CUDA device (bench_peak's copy
+  // and triad, arrays of GiBs): there the harness fills its inputs on the device with the values
+  // the host fill gives (random_bits; small_integers of f32), poisons its outputs on the device,
+  // asks for no host memory (no MemAvailable skip), and judges the run with this, which reads
+  // sampled elements back one by one; nullopt when they pass, else one line. CPU runs use the
+  // reference or check above.
+  std::function<std::optional<std::string>(const ElementReader& read)> sampled;
 };
 
 struct Case {
@@ -104,6 +115,16 @@ struct Case {
 // ceiling itself; memory bandwidth ({memory, "best"}: the ceilings file's best memory rate) for a
 // memory-bound case; its compute key's FLOP/s for a compute-bound one with a key.
 std::optional<CeilingRef> set_against(const Case& c);
+
+// The bytes of storage the harness allocates for an operand's view.
+std::size_t storage_bytes(const Operand& op);
+
+// The seed the harness fills operand `index` of a case from (42 + index), and the raw bits of
+// element `element` (of `element_size` bytes) of a Fill::random_bits operand of `total_bytes`
+// (kernels::fill_random_bytes's): what a sampled validation expects of an input.
+std::uint64_t fill_seed(std::size_t index);
+std::uint64_t random_bits_element(std::uint64_t seed, std::int64_t element, std::size_t element_size,
+                                  std::size_t total_bytes);
 
 // The operands' views with no storage behind them (data null) on `device`: what a variant's
 // unavailable() and applies() look at (dtypes, shapes, strides, device), before allocation.

@@ -79,7 +79,7 @@ std::string context_json(const std::string& binary, const Selection& selection, 
                       {"cuda", nullptr}
 #endif
   };
-  context["run"] = {{"hot", selection.hot}, {"argv", selection.argv}, {"omp_threads", omp_get_max_threads()}};
+  context["run"] = {{"hot", selection.hot}, {"blocking_kernel", selection.blocking}, {"argv", selection.argv}, {"omp_threads", omp_get_max_threads()}};
   json probed = json::object(), skipped = json::object();
   for (const auto& ctx : devices) {
     if (ctx.unavailable)

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cuda.hpp"
+#include "flopscope/kernels/hash.hpp"
 
 namespace flopscope::bench::cuda {
 
@@ -46,6 +47,25 @@ __global__ void read_kernel(const int4* __restrict__ data, std::size_t words, in
   }
   if (acc == 0x5eed1e55) *sink = acc;
 }
+
+__global__ void random_words_kernel(std::uint64_t* words, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    words[i] = kernels::hash_index(seed, i);
+}
+
+__global__ void random_tail_kernel(unsigned char* bytes, std::size_t begin, std::size_t end) {
+  const std::size_t i = begin + threadIdx.x;
+  if (i < end) bytes[i] = static_cast<unsigned char>(0x5A + i);
+}
+
+__global__ void small_integers_kernel(float* out, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = kernels::small_integer(i, seed);
+}
+
+constexpr int kFillBlocks = 1024, kFillThreads = 256;
 
 // nvbench's L2 flush, reading instead of writing: a buffer of twice the L2 size, zeroed once at
 // creation (long before any timed region), read before each timed iteration.
@@ -123,6 +143,22 @@ void upload(void* device, const void* host, std::size_t bytes) { cudaMemcpy(devi
 void download(void* host, const void* device, std::size_t bytes) { cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost); }
 void fill_bytes(void* device, int value, std::size_t bytes) { cudaMemset(device, value, bytes); }
 
+void fill_random_bytes(void* device, std::size_t bytes, std::uint64_t seed) {
+  const std::size_t words = bytes / 8;
+  if (words) random_words_kernel<<<kFillBlocks, kFillThreads>>>(static_cast<std::uint64_t*>(device), words, seed);
+  if (bytes % 8) random_tail_kernel<<<1, 8>>>(static_cast<unsigned char*>(device), words * 8, bytes);
+}
+
+void fill_small_integers_f32(void* device, std::int64_t count, std::uint64_t seed) {
+  if (count > 0) small_integers_kernel<<<kFillBlocks, kFillThreads>>>(static_cast<float*>(device), std::size_t(count), seed);
+}
+
+std::uint64_t read_element(const void* device, std::size_t element_size) {
+  std::uint64_t bits = 0;
+  cudaMemcpy(&bits, device, std::min<std::size_t>(element_size, sizeof bits), cudaMemcpyDeviceToHost);
+  return bits;
+}
+
 std::optional<Error> take_error(int ordinal) {
   cudaSetDevice(ordinal);
   cudaError_t status = cudaGetLastError();
@@ -171,6 +207,7 @@ std::optional<std::size_t> free_memory(int ordinal) {
 struct Timer::Impl {
   int ordinal = 0;
   bool hot = false;
+  bool blocking = true;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   std::unique_ptr<L2Flusher> flusher;
@@ -189,14 +226,17 @@ struct Timer::Impl {
 // Releases the blocking kernel if the timed call throws while the stream is held, so that it
 // does not spin to its timeout.
 struct ReleaseOnExit {
-  StreamBlocker& blocker;
-  ~ReleaseOnExit() { blocker.release(); }
+  StreamBlocker* blocker;  // null: none (--disable-blocking-kernel)
+  ~ReleaseOnExit() {
+    if (blocker) blocker->release();
+  }
 };
 
-Timer::Timer(const DeviceContext& device, bool hot) : impl_(std::make_unique<Impl>()) {
+Timer::Timer(const DeviceContext& device, bool hot, bool blocking) : impl_(std::make_unique<Impl>()) {
   Impl& t = *impl_;
   t.ordinal = device.device.index;
   t.hot = hot;
+  t.blocking = blocking;
   cudaSetDevice(t.ordinal);
   cudaError_t status = cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking);
   if (status == cudaSuccess) status = cudaEventCreate(&t.start);
@@ -211,19 +251,23 @@ Timer::Timer(const DeviceContext& device, bool hot) : impl_(std::make_unique<Imp
     t.error = Error{t.flusher->error, false, t.flusher->out_of_memory};
     return;
   }
-  t.blocker = std::make_unique<StreamBlocker>();
-  if (!t.blocker->error.empty()) {
-    t.error = Error{t.blocker->error, false};
-    return;
+  if (blocking) {
+    t.blocker = std::make_unique<StreamBlocker>();
+    if (!t.blocker->error.empty()) {
+      t.error = Error{t.blocker->error, false};
+      return;
+    }
   }
   // Load and launch each timing kernel once, before any timed run (the blocking kernel released
   // before it starts, so it returns at once).
   cudaFuncAttributes attributes{};
   cudaFuncGetAttributes(&attributes, read_kernel);
-  cudaFuncGetAttributes(&attributes, blocking_kernel);
   t.flusher->flush(t.stream);
-  t.blocker->block(t.stream);
-  t.blocker->release();
+  if (t.blocker) {
+    cudaFuncGetAttributes(&attributes, blocking_kernel);
+    t.blocker->block(t.stream);
+    t.blocker->release();
+  }
   cudaStreamSynchronize(t.stream);
   if (auto error = take_error(t.ordinal)) t.error = Error{"launching the timing kernels: " + error->message, error->sticky};
 }
@@ -232,11 +276,12 @@ Timer::~Timer() = default;
 
 const std::optional<Error>& Timer::error() const { return impl_->error; }
 
-std::optional<Error> Timer::warm_up(const kernels::Runner& run) {
+std::optional<Error> Timer::warm_up(const kernels::Runner& run, double seconds) {
   Impl& t = *impl_;
   cudaSetDevice(t.ordinal);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50); ++i) {
+  const auto least = std::chrono::duration<double>(seconds);
+  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - start < least; ++i) {
     run(t.stream);
     cudaStreamSynchronize(t.stream);
     if (auto error = take_error(t.ordinal)) return Error{"in warm-up: " + error->message, error->sticky};
@@ -247,8 +292,8 @@ std::optional<Error> Timer::warm_up(const kernels::Runner& run) {
 
 std::optional<Error> Timer::Impl::run_once(const kernels::Runner& run, float& ms) {
   {
-    ReleaseOnExit release{*blocker};
-    blocker->block(stream);
+    ReleaseOnExit release{blocker.get()};
+    if (blocker) blocker->block(stream);
     if (!hot) flusher->flush(stream);
     cudaEventRecord(start, stream);
     run(stream);
@@ -258,7 +303,7 @@ std::optional<Error> Timer::Impl::run_once(const kernels::Runner& run, float& ms
   // would make Google Benchmark multiply the iterations without end.
   if (cudaEventSynchronize(stop) != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
     return take_error(ordinal).value_or(Error{"CUDA events failed", false});
-  if (blocker->timed_out())
+  if (blocker && blocker->timed_out())
     return Error{"the timed call did not return within 2 s while its stream was held (does it synchronize?)", false};
   return std::nullopt;
 }

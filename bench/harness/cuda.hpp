@@ -43,6 +43,13 @@ void upload(void* device, const void* host, std::size_t bytes);
 void download(void* host, const void* device, std::size_t bytes);
 void fill_bytes(void* device, int value, std::size_t bytes);
 
+// The harness's fills on the device, the same values as kernels::fill_random_bytes and (f32)
+// fill_small_integers of a contiguous array; errors left pending for take_error().
+void fill_random_bytes(void* device, std::size_t bytes, std::uint64_t seed);
+void fill_small_integers_f32(void* device, std::int64_t count, std::uint64_t seed);
+// One element's raw bits (of `element_size` <= 8 bytes), read back synchronously.
+std::uint64_t read_element(const void* device, std::size_t element_size);
+
 // nullopt, or the pending error after the device's work (cleared where it can be).
 std::optional<Error> take_error(int ordinal);
 
@@ -56,17 +63,20 @@ std::optional<Error> take_error(int ordinal);
 // Per timed run, all queued behind a kernel that holds the stream until the host has enqueued
 // everything (so the events time the GPU's work, never a host launch gap): unless hot, an L2
 // flush that reads (not writes) the buffer, so no dirty line's write-back lands in the timed
-// region; a CUDA event; the work; a CUDA event.
+// region; a CUDA event; the work; a CUDA event. Without `blocking` (--disable-blocking-kernel)
+// no blocking kernel is made or launched: under a tool that serializes launches
+// (compute-sanitizer) it would hold the stream until its timeout, the host never reaching the
+// release.
 class Timer {
  public:
-  Timer(const DeviceContext& device, bool hot);
+  Timer(const DeviceContext& device, bool hot, bool blocking);
   ~Timer();
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
   // Why the resources could not be made, if they could not.
   const std::optional<Error>& error() const;
-  // At least 3 runs and 50 ms (clocks ramp, caches and TLBs prime), untimed.
-  std::optional<Error> warm_up(const kernels::Runner& run);
+  // At least 3 runs and `seconds` (50 ms: clocks ramp, caches and TLBs prime), untimed.
+  std::optional<Error> warm_up(const kernels::Runner& run, double seconds);
   // One call of Google Benchmark: the first timed run's wall time sets how many runs fit in
   // `budget_seconds` of wall time (at least one per iteration Google Benchmark asks for); each
   // iteration's time (SetIterationTime) is the mean GPU time of its runs. `timed_runs` gets how

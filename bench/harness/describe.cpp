@@ -126,7 +126,7 @@ json variants_json(const Family& family, const std::vector<DeviceContext>& devic
         }
       }
       json variant = {{"name", row.name},          {"device", kind_name(kind)}, {"role", kernels::role_name(row.role)},
-                      {"fastest", row.speed > 0},    {"description", row.description}, {"dtypes", dtypes},
+                      {"fastest", row.speed > 0}, {"shares_memory", row.shares_memory},    {"description", row.description}, {"dtypes", dtypes},
                       {"compute_modes", modes}};
       if (no_device) {
         variant["available"] = false;
@@ -149,7 +149,14 @@ json variants_json(const Family& family, const std::vector<DeviceContext>& devic
 
 json cases_json(const PlannedCases& cases) {
   json out = json::array();
-  for (const auto& [ctx, c] : cases)
+  for (const auto& [ctx, c] : cases) {
+    // What its set-up moves (bench/gpu_check.sh --plan's cost model): operand storage, outputs;
+    // sampled: on a CUDA device filled there and validated by samples (no host copies).
+    double operand_bytes = 0, output_bytes = 0;
+    for (const Operand& op : c.operands) {
+      operand_bytes += double(storage_bytes(op));
+      if (op.output) output_bytes += double(storage_bytes(op));
+    }
     out.push_back({{"name", c.name.str()},
                    {"variant", c.name.variant},
                    {"role", kernels::role_name(c.role)},
@@ -158,7 +165,11 @@ json cases_json(const PlannedCases& cases) {
                    {"skip", c.skip ? json(*c.skip) : json()},
                    {"ceiling", ceiling_json(set_against(c))},
                    {"measures", ceiling_json(c.measures)},
-                   {"group", c.group}});
+                   {"group", c.group},
+                   {"operand_bytes", operand_bytes},
+                   {"output_bytes", output_bytes},
+                   {"sampled", bool(c.validation.sampled)}});
+  }
   return out;
 }
 
@@ -193,6 +204,7 @@ json describe_json(const Family& family, const Selection& selection, const std::
   doc["axes"] = axes;
   json suites = json::object();
   for (const SuiteInfo& suite : kSuites) {
+    if (!takes_suite(family, suite)) continue;
     std::vector<std::string> args = suite.common;
     if (auto own = family.suites.find(suite.name); own != family.suites.end())
       args.insert(args.end(), own->second.begin(), own->second.end());

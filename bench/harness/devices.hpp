@@ -42,7 +42,7 @@ struct DeviceContext {
 };
 
 DeviceContext probe_cpu(double warmup_seconds);
-DeviceContext probe_cuda(const Device& device);
+DeviceContext probe_cuda(const Device& device, bool measure_clock = true);
 
 // Bytes this process can still allocate on `device` (CPU: MemAvailable; CUDA: cudaMemGetInfo).
 // nullopt where it cannot be told (the CUDA context is broken): not a reason to skip.

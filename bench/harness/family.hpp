@@ -67,6 +67,7 @@ struct VariantRow {
   std::string description;
   kernels::Role role = kernels::Role::own;
   int speed = 0;
+  bool shares_memory = false;
 };
 
 // The rows of a kernel table, in its order, each name once (the first row of a name wins).
@@ -76,7 +77,8 @@ std::vector<VariantRow> table_rows(std::span<const V> table) {
   for (const auto& v : table) {
     bool seen = false;
     for (const auto& row : rows) seen = seen || row.name == v.name;
-    if (!seen) rows.push_back({std::string(v.name), std::string(v.description), v.role, v.traits.speed});
+    if (!seen) rows.push_back({std::string(v.name), std::string(v.description), v.role, v.traits.speed,
+                      v.traits.shares_memory});
   }
   return rows;
 }
@@ -100,9 +102,10 @@ struct Family {
   std::vector<Axis> axes;
   std::vector<Bench> benches;
   bool measures_ceilings = false;  // bench_peak: accepts --write-ceilings=DIR and --keep-ceilings
-  // --suite=<name>: this binary's flags in each suite (kSuites: default, quick, gpu), after the
-  // suite's common flags and before the command line's own. A suite not listed: its common
-  // flags alone.
+  // --suite=<name>: this binary's flags in each suite (kSuites), after the suite's common flags
+  // and before the command line's own. A suite not listed: its common flags alone, except a
+  // suite that only a family's own entry opens (SuiteInfo::own_entry_only: gpu, smoke, sync),
+  // which the binary then refuses (exit 2) and --describe does not list.
   std::map<std::string, std::vector<std::string>> suites;
 };
 
@@ -111,7 +114,11 @@ struct SuiteInfo {
   std::string name;
   std::string description;
   std::vector<std::string> common;
+  bool own_entry_only = false;  // taken only by a binary whose Family::suites has an entry for it
 };
+
+// Whether `family` takes --suite=`suite` (a suite it has an entry for, or one open to all).
+bool takes_suite(const Family& family, const SuiteInfo& suite);
 extern const std::vector<SuiteInfo> kSuites;
 
 }  // namespace flopscope::bench

@@ -121,10 +121,19 @@ const std::vector<SuiteInfo> kSuites = {
      {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}},
     {"quick", "scripts/run_suite.py --quick: one or a few sizes of each family, in a few minutes",
      {"--benchmark_repetitions=2", "--benchmark_min_time=0.02"}},
-    {"gpu", "bench/gpu_check.sh on cuda:0: the GPU's cases that fit its time budget", {"--devices=cuda:0"}},
+    {"gpu", "bench/gpu_check.sh on cuda:0: the GPU's cases that fit its time budget (gpu_check.sh --plan)",
+     {"--devices=cuda:0"}, true},
+    // One timed run per case: a case is set up, run once, validated, warmed up (3 runs) and timed
+    // once; the figures mean nothing, the validation does.
+    {"smoke", "bench/gpu_check.sh's first step and its memcheck: every CUDA kernel of the family once at a tiny size, validated",
+     {"--devices=cuda:0", "--benchmark_repetitions=1", "--benchmark_min_time=0.001"}, true},
+    {"sync", "bench/gpu_check.sh's racecheck and synccheck: the CUDA kernels that share memory between threads "
+             "(shared-memory tiles, barriers, mma fragments) at small sizes",
+     {"--devices=cuda:0", "--benchmark_repetitions=1", "--benchmark_min_time=0.001"}, true},
 };
 
-const std::vector<std::string> kRoleWords = {"own", "vendor", "reference", "baseline", "fastest"};
+const std::vector<std::string> kRoleWords = {"own", "vendor", "reference", "baseline", "fastest",
+                                            "shares_memory"};
 
 bool selected(const Selection& selection, const VariantRow& row) {
   const auto has = [](const std::vector<std::string>& list, std::string_view word) {
@@ -132,7 +141,12 @@ bool selected(const Selection& selection, const VariantRow& row) {
   };
   if (!selection.variants.empty() && !has(selection.variants, row.name)) return false;
   if (selection.roles.empty()) return true;
-  return has(selection.roles, kernels::role_name(row.role)) || (row.speed > 0 && has(selection.roles, "fastest"));
+  return has(selection.roles, kernels::role_name(row.role)) || (row.speed > 0 && has(selection.roles, "fastest")) ||
+         (row.shares_memory && has(selection.roles, "shares_memory"));
+}
+
+bool takes_suite(const Family& family, const SuiteInfo& suite) {
+  return !suite.own_entry_only || family.suites.contains(suite.name);
 }
 
 void usage_error(const std::string& binary, const std::string& message) {
@@ -161,11 +175,13 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
     if (arg.rfind("--suite=", 0) != 0) continue;
     const std::string name = arg.substr(8);
     const auto suite = std::find_if(kSuites.begin(), kSuites.end(), [&](const SuiteInfo& s) { return s.name == name; });
-    if (suite == kSuites.end()) {
-      std::vector<std::string> names;
-      for (const auto& s : kSuites) names.push_back(s.name);
+    std::vector<std::string> names;  // the suites this binary takes
+    for (const auto& s : kSuites)
+      if (takes_suite(family, s)) names.push_back(s.name);
+    if (suite == kSuites.end())
       usage_error(binary, "unknown suite '" + name + "' (accepted: " + join(names) + ")");
-    }
+    if (!takes_suite(family, *suite))
+      usage_error(binary, "has no " + name + " suite (its suites: " + join(names) + ")");
     if (selection.suite && *selection.suite != name) usage_error(binary, "two suites: --suite=" + *selection.suite + " and " + arg);
     selection.suite = name;
     args.insert(args.end(), suite->common.begin(), suite->common.end());
@@ -184,7 +200,10 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   const std::vector<std::string> variants = family_variants(family);
   std::vector<std::string> flags = {"--dtypes=", "--devices=", "--variants=", "--roles="};
   for (const Axis& axis : family.axes) flags.push_back("--" + axis.flag + "=");
-  flags.insert(flags.end(), {"--hot", "--suite=default|quick|gpu", "--describe"});
+  std::string suite_names;
+  for (const auto& s : kSuites)
+    if (takes_suite(family, s)) suite_names += (suite_names.empty() ? "" : "|") + s.name;
+  flags.insert(flags.end(), {"--hot", "--disable-blocking-kernel", "--suite=" + suite_names, "--describe"});
   if (family.measures_ceilings) flags.insert(flags.end(), {"--write-ceilings=DIR", "--keep-ceilings"});
 
   for (std::size_t i = 1; i < args.size(); ++i) {
@@ -225,6 +244,8 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
       selection.axes[axis->name] = parse_axis(binary, *axis, *value_of(axis->flag));
     } else if (arg == "--hot") {
       selection.hot = true;
+    } else if (arg == "--disable-blocking-kernel") {
+      selection.blocking = false;
     } else if (arg == "--describe") {
       selection.describe = true;
     } else if (family.measures_ceilings && value_of("write-ceilings")) {
@@ -238,13 +259,17 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
       std::printf("usage: %s [flopscope flags] [--benchmark_* flags]\n%s\n\n", binary.c_str(), family.summary.c_str());
       std::printf("  --dtypes=%s|all\n  --devices=cpu,cuda:N\n  --variants=%s\n", dtype_names(family.dtypes).c_str(),
                   join(variants, ",").c_str());
-      std::printf("  --roles=%s  the variants of these roles (fastest: the own rows marked fastest)\n",
+      std::printf("  --roles=%s  the variants of these roles (fastest: the own rows marked fastest;\n"
+                  "      shares_memory: the CUDA kernels that share memory between threads)\n",
                   join(kRoleWords, ",").c_str());
       for (const Axis& a : family.axes)
         std::printf("  --%s=...  %s%s\n", a.flag.c_str(), a.help.c_str(),
                     a.kind == Axis::Kind::choices ? (" (" + join(a.choices, ",") + ")").c_str() : "");
       std::printf("  --hot  no L2 flush between CUDA iterations\n");
-      for (const auto& suite : kSuites) std::printf("  --suite=%s  %s\n", suite.name.c_str(), suite.description.c_str());
+      std::printf("  --disable-blocking-kernel  CUDA runs not queued behind a blocking kernel (host launch gaps are timed;\n"
+                  "      for tools that serialize launches, such as compute-sanitizer, where it would wait to its timeout)\n");
+      for (const auto& suite : kSuites)
+        if (takes_suite(family, suite)) std::printf("  --suite=%s  %s\n", suite.name.c_str(), suite.description.c_str());
       std::printf("  --describe  print this binary's variants, axes, suites and the selected cases as JSON "
                   "(analysis/FORMAT.md), run nothing\n");
       if (family.measures_ceilings)

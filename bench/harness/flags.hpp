@@ -21,6 +21,7 @@ struct Selection {
   std::vector<std::string> roles;                        // --roles: empty, every role (kRoleWords)
   std::map<std::string, std::vector<AxisValue>> axes;    // by axis name; absent: the defaults
   bool hot = false;                                      // --hot: no L2 flush between device iterations
+  bool blocking = true;                                  // false: --disable-blocking-kernel
   std::optional<std::string> write_ceilings;             // --write-ceilings=DIR (bench_peak)
   bool keep_ceilings = false;                            // --keep-ceilings: only fill in missing files
   std::optional<std::string> suite;                      // --suite=NAME (its flags are in what follows)
@@ -32,7 +33,8 @@ struct Selection {
 // Every variant name the family knows on this build (the kernel tables', CPU then CUDA).
 std::vector<std::string> family_variants(const Family& family);
 
-// What --roles takes: the four roles, and "fastest" (the own rows that RowTraits::speed marks).
+// What --roles takes: the four roles, and "fastest" (the own rows that RowTraits::speed
+// marks) and "shares_memory" (the rows RowTraits::shares_memory marks).
 extern const std::vector<std::string> kRoleWords;
 
 // Whether the selection's --variants and --roles keep `row`.

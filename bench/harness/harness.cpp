@@ -291,7 +291,7 @@ int run_family(int argc, char** argv, const Family& family) {
   const double warmup_seconds = selection.describe ? 0.0 : warmup ? std::atof(warmup) : 1.0;
   std::vector<DeviceContext> devices;
   for (const Device& device : selection.devices)
-    devices.push_back(device.is_cpu() ? probe_cpu(warmup_seconds) : probe_cuda(device));
+    devices.push_back(device.is_cpu() ? probe_cpu(warmup_seconds) : probe_cuda(device, !selection.describe));
 
   std::vector<std::pair<const DeviceContext*, Case>> cases;
   try {
@@ -343,9 +343,9 @@ int run_family(int argc, char** argv, const Family& family) {
     if (c.measures) ceiling_labels[name] = {device->device.str(), *c.measures};
     auto shared = std::make_shared<const Case>(std::move(c));
     const DeviceContext* ctx = device;
-    const bool hot = selection.hot;
+    const CudaTiming timing{selection.hot, selection.blocking};
     auto* registered = benchmark::RegisterBenchmark(
-        name.c_str(), [shared, ctx, hot](benchmark::State& state) { run_case(state, *ctx, *shared, hot); });
+        name.c_str(), [shared, ctx, timing](benchmark::State& state) { run_case(state, *ctx, *shared, timing); });
     if (ctx->device.is_cuda())  // one Google Benchmark iteration of many timed runs (cuda.hpp's Timer)
       registered->UseManualTime()->Iterations(1);
     else

@@ -1,5 +1,6 @@
 #include "run_case.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "flopscope/checked.hpp"
 #include "flopscope/kernels/fill.hpp"
+#include "flopscope/kernels/hash.hpp"
 #include "flopscope/sizes.hpp"
 #include "report.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
@@ -23,17 +25,12 @@ namespace flopscope::bench {
 namespace {
 
 constexpr int kPoison = 0xA5;
-constexpr std::uint64_t kSeed = 42;  // operand i is filled from seed 42 + i
+constexpr std::uint64_t kSeed = 42;  // operand i is filled from seed 42 + i (fill_seed)
 double cuda_budget_seconds = 0.5;
 
 TensorRef view(const Operand& op, void* data, Device device) {
   const Strides strides = op.strides.empty() ? contiguous_strides(op.sizes) : op.strides;
   return TensorRef::strided(data, op.dtype, op.sizes, strides, op.offset, device);
-}
-
-std::size_t storage_bytes(const Operand& op) {
-  return to_size(checked_bytes(view(op, nullptr, Device::cpu()).storage_elements(), dtype_size(op.dtype),
-                               "bytes of operand " + op.name));
 }
 
 void fill(const Operand& op, const TensorRef& host, std::size_t bytes, std::uint64_t seed) {
@@ -60,7 +57,7 @@ HostOperands host_operands(const Case& c, const std::vector<std::size_t>& bytes,
   for (std::size_t i = 0; i < c.operands.size(); ++i) {
     host.buffers.push_back(std::make_unique<kernels::HostBuffer>(bytes[i]));
     host.refs.push_back(view(c.operands[i], host.buffers.back()->data, Device::cpu()));
-    if (filled) fill(c.operands[i], host.refs.back(), bytes[i], kSeed + i);
+    if (filled) fill(c.operands[i], host.refs.back(), bytes[i], fill_seed(i));
   }
   return host;
 }
@@ -167,13 +164,15 @@ std::map<const Case*, Counters> validated_cuda_cases;
 // Sets `c` up on its device as prepared_cuda_case; false, with the case skipped or failed, where
 // it cannot be (memory, a CUDA error, outputs that differ from the reference's).
 bool prepare_on_cuda(benchmark::State& state, const DeviceContext& device, const Case& c,
-                     const std::vector<std::size_t>& bytes, bool hot) {
+                     const std::vector<std::size_t>& bytes, CudaTiming timing) {
   const auto start = std::chrono::steady_clock::now();
   const int ordinal = device.device.index;
   const bool validated = validated_cuda_cases.count(&c) != 0;
   PreparedCudaCase prepared{.c = &c};
+  // No host copies for a case validated by samples: filled and poisoned on the device.
+  const bool device_only = bool(c.validation.sampled);
   {
-    HostOperands host = host_operands(c, bytes, true);
+    HostOperands host = device_only ? HostOperands{} : host_operands(c, bytes, true);
     std::vector<TensorRef> refs;
     for (std::size_t i = 0; i < c.operands.size(); ++i) {
       prepared.buffers.push_back(std::make_unique<cuda::DeviceBuffer>(bytes[i], ordinal));
@@ -187,16 +186,27 @@ bool prepare_on_cuda(benchmark::State& state, const DeviceContext& device, const
                        "allocating " + c.operands[i].name);
         return false;
       }
-      cuda::upload(buffer.data, host.buffers[i]->data, bytes[i]);
+      if (!device_only) {
+        cuda::upload(buffer.data, host.buffers[i]->data, bytes[i]);
+      } else if (c.operands[i].output) {
+        cuda::fill_bytes(buffer.data, kPoison, bytes[i]);
+      } else if (c.operands[i].fill == Fill::random_bits) {
+        cuda::fill_random_bytes(buffer.data, bytes[i], fill_seed(i));
+      } else if (c.operands[i].fill == Fill::small_integers && c.operands[i].dtype == DType::f32) {
+        cuda::fill_small_integers_f32(buffer.data, std::int64_t(bytes[i] / 4), fill_seed(i));
+      } else {
+        throw std::logic_error(c.name.str() + ": operand " + c.operands[i].name +
+                               " cannot be filled on the device (random_bits, or small_integers of f32)");
+      }
       refs.push_back(view(c.operands[i], buffer.data, device.device));
     }
     if (auto error = cuda::take_error(ordinal)) {
-      cuda_failure(state, device, c, *error, "uploading the operands");
+      cuda_failure(state, device, c, *error, device_only ? "filling the operands on the device" : "uploading the operands");
       return false;
     }
     prepared.run = c.prepare(refs);
     prepared.run(nullptr);
-    if (!validated)
+    if (!validated && !device_only)
       for (std::size_t i = 0; i < c.operands.size(); ++i)
         if (c.operands[i].output) cuda::download(host.buffers[i]->data, prepared.buffers[i]->data, bytes[i]);
     if (auto error = cuda::take_error(ordinal)) {
@@ -205,16 +215,28 @@ bool prepare_on_cuda(benchmark::State& state, const DeviceContext& device, const
     }
     if (!validated) {
       Counters counters;
-      if (auto mismatch = validate(c, host, bytes, counters)) {
+      const auto& buffers = prepared.buffers;
+      const ElementReader read = [&](std::size_t operand, std::int64_t index) {
+        const std::size_t size = dtype_size(c.operands.at(operand).dtype);
+        return cuda::read_element(static_cast<const unsigned char*>(buffers.at(operand)->data) + std::size_t(index) * size,
+                                  size);
+      };
+      auto mismatch = device_only ? c.validation.sampled(read) : validate(c, host, bytes, counters);
+      if (auto error = cuda::take_error(ordinal)) {
+        cuda_failure(state, device, c, *error, "reading the outputs back");
+        return false;
+      }
+      if (mismatch) {
         fail(state, c.name.variant + ": " + *mismatch);
         return false;
       }
       validated_cuda_cases[&c] = counters;
     }
   }
-  prepared.timer = std::make_unique<cuda::Timer>(device, hot);
+  prepared.timer = std::make_unique<cuda::Timer>(device, timing.hot, timing.blocking);
   std::optional<cuda::Error> error = prepared.timer->error();
-  if (!error) error = prepared.timer->warm_up(prepared.run);
+  // 50 ms, or the timing's own budget where that is shorter (the smoke suite's one timed run).
+  if (!error) error = prepared.timer->warm_up(prepared.run, std::min(0.05, cuda_budget_seconds));
   if (error && error->out_of_memory) {
     skip(state, error->message);
     return false;
@@ -251,7 +273,7 @@ void time_prepared_cuda_case(benchmark::State& state, const DeviceContext& devic
 }
 #endif
 
-void run_case_body(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
+void run_case_body(benchmark::State& state, const DeviceContext& device, const Case& c, CudaTiming timing) {
   if (device.unavailable) return skip(state, *device.unavailable);
   if (c.skip) return skip(state, *c.skip);
   NvtxRange range(c.name.str());
@@ -272,10 +294,12 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
     operand_bytes = to_size(checked_add<std::int64_t>(std::int64_t(operand_bytes), std::int64_t(bytes.back()), "case bytes"));
     if (op.output) output_bytes += bytes.back();
   }
-  // Host: the operands (CPU) or their host copies (CUDA), and the reference's outputs.
+  // Host: the operands (CPU) or their host copies (CUDA), and the reference's outputs; none for
+  // a CUDA case validated by samples.
   const DeviceContext host_device{.device = Device::cpu()};
-  if (skip_if_too_large(state, device.device.is_cpu() ? device : host_device, operand_bytes + output_bytes,
-                        "host memory"))
+  const bool needs_host = device.device.is_cpu() || !c.validation.sampled;
+  if (needs_host && skip_if_too_large(state, device.device.is_cpu() ? device : host_device, operand_bytes + output_bytes,
+                                      "host memory"))
     return;
   if (device.device.is_cpu()) {
     if (prepare_on_cpu(state, c, bytes)) time_prepared_cpu_case(state, device);
@@ -283,14 +307,33 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
   }
 #ifdef FLOPSCOPE_HAVE_CUDA
   if (skip_if_too_large(state, device, operand_bytes + 2 * device.l2_bytes, "device memory")) return;
-  if (prepare_on_cuda(state, device, c, bytes, hot)) time_prepared_cuda_case(state, device, cuda_budget_seconds);
+  if (prepare_on_cuda(state, device, c, bytes, timing)) time_prepared_cuda_case(state, device, cuda_budget_seconds);
 #else
-  (void)hot;
+  (void)timing;
   skip(state, "built without CUDA");
 #endif
 }
 
 }  // namespace
+
+std::uint64_t fill_seed(std::size_t index) { return kSeed + index; }
+
+std::uint64_t random_bits_element(std::uint64_t seed, std::int64_t element, std::size_t element_size,
+                                  std::size_t total_bytes) {
+  std::uint64_t bits = 0;
+  for (std::size_t b = 0; b < element_size; ++b) {
+    const std::size_t at = std::size_t(element) * element_size + b;
+    const std::uint64_t byte = at < total_bytes / 8 * 8 ? kernels::hash_index(seed, at / 8) >> (8 * (at % 8)) & 0xFF
+                                                        : std::uint64_t(static_cast<unsigned char>(0x5A + at));
+    bits |= byte << (8 * b);
+  }
+  return bits;
+}
+
+std::size_t storage_bytes(const Operand& op) {
+  return to_size(checked_bytes(view(op, nullptr, Device::cpu()).storage_elements(), dtype_size(op.dtype),
+                               "bytes of operand " + op.name));
+}
 
 std::vector<TensorRef> dry_refs(const std::vector<Operand>& operands, Device device) {
   std::vector<TensorRef> refs;
@@ -307,9 +350,9 @@ void time_cpu(benchmark::State& state, const kernels::Runner& run) {
 
 void set_cuda_budget(double seconds) { cuda_budget_seconds = seconds; }
 
-void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot) {
+void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, CudaTiming timing) {
   try {
-    run_case_body(state, device, c, hot);
+    run_case_body(state, device, c, timing);
     return;
   } catch (const std::bad_alloc&) {
     skip(state, "out of host memory");

@@ -9,10 +9,16 @@
 
 namespace flopscope::bench {
 
+// How CUDA runs are timed: --hot (no L2 flush between runs), --disable-blocking-kernel.
+struct CudaTiming {
+  bool hot = false;
+  bool blocking = true;
+};
+
 // Runs `c` on `device` for Google Benchmark. Every exception of the case (an allocation, a
 // variant's preparation, a reference) is caught and reported as a failure (or, for lack of
 // memory, a skip): one case's trouble never stops the binary or truncates its JSON.
-void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, bool hot);
+void run_case(benchmark::State& state, const DeviceContext& device, const Case& c, CudaTiming timing);
 
 // The wall time one Google Benchmark call of a CUDA case may take for its timed runs (its
 // iteration count is chosen from the first run's wall time: cuda.hpp's Timer); set from

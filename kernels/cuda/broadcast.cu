@@ -4,7 +4,7 @@
 //
 // Variants:
 //   plain  one thread per output element (grid-stride), its index decoded over the plan's
-//          dimensions, a and b read at their strides.
+//          dimensions (in 32 bits where every index fits), a and b read at their strides.
 //   vec    one 16-byte vector of the output per thread (16 / element size elements) along the
 //          plan's innermost dimension, a and b each loaded as one 16-byte vector (read
 //          contiguously) or one element (repeated: the broadcast operand, from L1/L2); where the
@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "flopscope/kernels/broadcast.hpp"
+#include "flopscope/kernels/index_width.hpp"
 #include "launch.cuh"
 
 namespace flopscope::kernels {
@@ -80,19 +81,33 @@ DevicePlan device_plan(const BinaryPlan& plan) {
 
 // ---- plain ----
 
-template <class T, BinaryOp Op>
+// Index: int32 where every index fits (fits_int32), else int64.
+template <class T, BinaryOp Op, class Index>
 __global__ void plain_kernel(T* __restrict__ out, const T* __restrict__ a, const T* __restrict__ b, DevicePlan plan) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < plan.numel;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t rest = i, a_offset = 0, b_offset = 0;
+  const Index numel = Index(plan.numel);
+  for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); i < numel;
+       i += Index(gridDim.x) * Index(blockDim.x)) {
+    Index rest = i, a_offset = 0, b_offset = 0;
     for (int d = plan.dims - 1; d >= 0; --d) {
-      const std::int64_t index = rest % plan.sizes[d];
-      rest /= plan.sizes[d];
-      a_offset += index * plan.a_strides[d];
-      b_offset += index * plan.b_strides[d];
+      const Index size = Index(plan.sizes[d]);
+      const Index index = rest % size;
+      rest /= size;
+      a_offset += index * Index(plan.a_strides[d]);
+      b_offset += index * Index(plan.b_strides[d]);
     }
     out[i] = combine<T, Op>(a[a_offset], b[b_offset]);
   }
+}
+
+// The largest element offset a plan reads through `strides` (a size-1 dimension's stride set to
+// 0, so that it narrows to any index type).
+std::int64_t largest_offset(DevicePlan& plan, std::int64_t* strides) {
+  std::int64_t largest = 0;
+  for (int d = 0; d < plan.dims; ++d) {
+    if (plan.sizes[d] == 1) strides[d] = 0;
+    largest += (plan.sizes[d] - 1) * strides[d];
+  }
+  return largest;
 }
 
 // ---- vec ----
@@ -167,7 +182,14 @@ void run(const BinaryProblem& p, bool vectorized, cudaStream_t stream) {
     else vec_kernel<T, Op, 0, 0><<<grid, kThreads, 0, stream>>>(out16, a, b, plan);
     return;
   }
-  plain_kernel<T, Op><<<grid_blocks(plan.numel, kThreads), kThreads, 0, stream>>>(out, a, b, plan);
+  DevicePlan narrow = plan;
+  const std::int64_t largest = std::max({largest_offset(narrow, narrow.a_strides), largest_offset(narrow, narrow.b_strides),
+                                         plan.numel});
+  const unsigned blocks = grid_blocks(plan.numel, kThreads);
+  if (fits_int32(plan.numel, std::int64_t(blocks) * kThreads, largest))
+    plain_kernel<T, Op, std::int32_t><<<blocks, kThreads, 0, stream>>>(out, a, b, narrow);
+  else
+    plain_kernel<T, Op, std::int64_t><<<blocks, kThreads, 0, stream>>>(out, a, b, narrow);
 }
 
 template <class T>

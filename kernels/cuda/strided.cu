@@ -4,8 +4,8 @@
 //
 // Variants:
 //   naive        one thread per output element (grid-stride), its index decoded over the plan's
-//                dimensions, one element read at src's strides: coalesced writes, reads as
-//                scattered as the view. Every kind of view.
+//                dimensions (in 32 bits where every index fits), one element read at src's
+//                strides: coalesced writes, reads as scattered as the view. Every kind of view.
 //   smem         transposes through 32 x 32 shared-memory tiles (blocks of 32 x 8 threads, 4
 //                elements each): reads along src rows and writes along dst rows, both coalesced;
 //                the tile's columns are read with 32-way bank conflicts. Other views: naive.
@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "flopscope/kernels/index_width.hpp"
 #include "flopscope/kernels/strided.hpp"
 #include "launch.cuh"
 
@@ -55,14 +56,18 @@ DevicePlan device_plan(const StridedPlan& plan) {
 
 // ---- naive ----
 
-template <class T>
+// Index: int32 where every index fits (fits_int32), else int64; the plan's sizes and strides are
+// narrowed to it in the loop (a size-1 dimension's stride is multiplied by 0 only).
+template <class T, class Index>
 __global__ void naive_kernel(T* __restrict__ dst, const T* __restrict__ src, DevicePlan plan) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < plan.numel;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t rest = i, offset = 0;
+  const Index numel = Index(plan.numel);
+  for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); i < numel;
+       i += Index(gridDim.x) * Index(blockDim.x)) {
+    Index rest = i, offset = 0;
     for (int d = plan.dims - 1; d >= 0; --d) {
-      offset += rest % plan.sizes[d] * plan.src_strides[d];
-      rest /= plan.sizes[d];
+      const Index size = Index(plan.sizes[d]);
+      offset += rest % size * Index(plan.src_strides[d]);
+      rest /= size;
     }
     dst[i] = src[offset];
   }
@@ -70,8 +75,17 @@ __global__ void naive_kernel(T* __restrict__ dst, const T* __restrict__ src, Dev
 
 template <class T>
 void run_naive(const StridedPlan& plan, void* dst, const void* src, cudaStream_t stream) {
-  naive_kernel<T><<<grid_blocks(plan.numel, kThreads), kThreads, 0, stream>>>(static_cast<T*>(dst),
-                                                                           static_cast<const T*>(src), device_plan(plan));
+  const unsigned blocks = grid_blocks(plan.numel, kThreads);
+  DevicePlan device = device_plan(plan);
+  std::int64_t largest = 0;
+  for (int d = 0; d < device.dims; ++d) {
+    if (device.sizes[d] == 1) device.src_strides[d] = 0;
+    largest += (device.sizes[d] - 1) * device.src_strides[d];
+  }
+  if (fits_int32(plan.numel, std::int64_t(blocks) * kThreads, std::max(largest, plan.numel)))
+    naive_kernel<T, std::int32_t><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), device);
+  else
+    naive_kernel<T, std::int64_t><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), device);
 }
 
 // ---- transposes ----
@@ -359,11 +373,14 @@ constexpr std::array<CopyVariant, 5> kVariants = {{
     {"naive", "one thread per output element, src read at its strides", Device::Kind::cuda,
      needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::naive>>},
     {"smem", "transposes through 32 x 32 shared-memory tiles (bank conflicts); others naive", Device::Kind::cuda,
-     needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem>>},
+     needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem>>, nullptr, {}, Role::own,
+     {.shares_memory = true}},
     {"smem_padded", "transposes through 32 x 33 shared-memory tiles (no bank conflicts); others naive",
-     Device::Kind::cuda, needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem_padded>>},
+     Device::Kind::cuda, needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem_padded>>, nullptr, {},
+     Role::own, {.shares_memory = true}},
     {"smem_vec", "padded tiles, 16-byte loads and stores, 16 bytes of elements per thread; rows in 16-byte vectors",
-     Device::Kind::cuda, needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem_vec>>},
+     Device::Kind::cuda, needs_contiguous_destination, direct<CopyProblem, strided_cuda<Scheme::smem_vec>>, nullptr, {},
+     Role::own, {.shares_memory = true}},
     {"cublas_geam", "cuBLAS geam (C = A^T), f32 and f64 2-D transposes (vendor)", Device::Kind::cuda,
      needs_contiguous_destination, geam_prepare, geam_applies, {}, Role::vendor, {.values_not_bits = true}},
 }};

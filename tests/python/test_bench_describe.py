@@ -32,12 +32,15 @@ def listed(name, *flags):
 
 
 @pytest.mark.parametrize("name", ALL)
-@pytest.mark.parametrize("suite", ["quick", "gpu"])
+@pytest.mark.parametrize("suite", ["quick", "gpu", "smoke"])
 def test_described_cases_are_the_listed_ones(name, suite):
     doc = describe(name, f"--suite={suite}")
     assert doc["describe_schema"] == 1 and doc["binary"] == name and doc["suite"] == suite
     assert [c["name"] for c in doc["cases"]] == listed(name, f"--suite={suite}")
-    assert set(doc["suites"]) == {"default", "quick", "gpu"}
+    # gpu, smoke and sync are each family's own (bench/gpu_check.sh's); every family here has a
+    # gpu and a smoke suite, those with shared-memory CUDA kernels a sync suite.
+    assert {"default", "quick", "gpu", "smoke"} <= set(doc["suites"]) <= {"default", "quick", "gpu", "smoke", "sync"}
+    assert all(c["operand_bytes"] >= c["output_bytes"] > 0 for c in doc["cases"]), "gpu_plan.py's cost model reads them"
     roles = {v["name"]: v["role"] for v in doc["variants"]}
     assert all(c["role"] == roles[c["variant"]] for c in doc["cases"])
 
@@ -114,6 +117,7 @@ def test_a_suite_is_the_flags_it_stands_for():
 @pytest.mark.parametrize("flags, named", [
     (["--suite=nope"], "nope"),
     (["--suite=quick", "--suite=gpu"], "two suites"),
+    (["--suite=sync"], "has no sync suite (its suites: default, quick, gpu, smoke)"),
     (["--describe", "--benchmark_list_tests=true"], "--benchmark_list_tests"),
     (["--describe", "--benchmark_format=json"], "--benchmark_format"),
 ])

@@ -2,7 +2,8 @@
 to the bundle, glibc/libstdc++/libgcc or CUDA; the binaries run from a copy outside the repository
 with LD_LIBRARY_PATH cleared, their CUDA cases skipped with the driver's reason; and
 bench/gpu_check.sh's dry run on that copy (no GPU: the GPU-only steps skipped with their reason,
-every CUDA case skipped) exits 0 and leaves the files the device tool brings back.
+every CUDA case of the smoke and gpu suites skipped) exits 0 and leaves the files the device tool
+brings back.
 
 Building the bundle takes 4 minutes on 2 cores, so ./test.sh does not: these tests skip unless
 build-gpu-bundle/bundle exists. CI (.ci/run) builds it and runs them with FLOPSCOPE_REQUIRE_BUNDLE=1,
@@ -110,17 +111,24 @@ def test_gpu_check_dry_run(bundle, tmp_path):
     proc = subprocess.run([str(ROOT / "bench" / "gpu_check.sh"), str(out)], capture_output=True, text=True,
                           env=clean_env(FLOPSCOPE_BUNDLE=str(bundle), PYTHON=sys.executable), cwd=ROOT, timeout=900)
     console = proc.stdout + proc.stderr
+    lines = console.splitlines()
     assert proc.returncode == 0, console[-6000:]
     assert "nvidia-smi before: skipped: nvidia-smi not found" in console
     assert "nvidia-smi after: skipped: nvidia-smi not found" in console
-    assert "memcheck: skipped: " in console
-    for binary in binaries(bundle, "test_"):
-        assert any(line.startswith(f"test   {binary.name} ") and " ok " in line for line in console.splitlines()), (
-            binary.name, console)
+    for tool in ("memcheck", "racecheck", "synccheck"):
+        assert any(line.startswith(f"{tool}: skipped: ") for line in lines), (tool, console)
+    assert any(line.startswith("plan: ") and " s planned of 480 s" in line for line in lines), console
     for binary in binaries(bundle, "bench_"):
-        line = next(line for line in console.splitlines() if line.startswith(f"bench  {binary.name} "))
-        assert " ok " in line and " 0 ran, " in line and " 0 failed" in line, line
-    assert console.rstrip().splitlines()[-1].startswith("gpu_check: passed in "), console[-2000:]
+        for kind in ("smoke", "bench"):
+            line = next(line for line in lines if line.split()[:2] == [kind, binary.name])
+            if "skipped it has no --suite=" in " ".join(line.split()):
+                assert binary.name == "bench_collectives", line  # every other family has both suites
+                continue
+            assert " ok " in line and " 0 ran, " in line and " 0 failed" in line, line
+    for binary in binaries(bundle, "test_"):  # CUDA tests only, each a skip without a GPU
+        line = next((line for line in lines if line.split()[:2] == ["tests", binary.name]), None)
+        assert line is None or (" ok " in line and " 0 failed" in line), line
+    assert lines[-1].startswith("gpu_check: passed in "), console[-2000:]
 
     # What the device tool brings back: at most 8 files, no deeper than 2 folders.
     files = [p for p in out.rglob("*") if p.is_file()]
@@ -128,10 +136,15 @@ def test_gpu_check_dry_run(bundle, tmp_path):
     with tarfile.open(out / "results.tar.gz") as tar:
         names = tar.getnames()
         for binary in binaries(bundle, "bench_"):
-            data = json.load(tar.extractfile(f"{binary.name}.json"))
-            reason = json.loads(data["context"]["flopscope"])["skipped_devices"]["cuda:0"]
-            assert all(case["error_message"] == f"skipped: {reason}" for case in data["benchmarks"]), binary.name
+            if f"{binary.name}.json" not in names:
+                assert binary.name == "bench_collectives", names
+                continue
+            for path in (f"{binary.name}.json", f"smoke/{binary.name}.json"):
+                data = json.load(tar.extractfile(path))
+                reason = json.loads(data["context"]["flopscope"])["skipped_devices"]["cuda:0"]
+                assert data["benchmarks"] and all(case["error_message"] == f"skipped: {reason}"
+                                                  for case in data["benchmarks"]), path
     assert "report.md" in names
     assert "No case ran" in (out / "report.md").read_text()
     log = (out / "gpu_check.log").read_text()
-    assert "==== bench_peak --devices=cuda:0" in log and "[  PASSED  ]" in log
+    assert "==== bench bench_peak: " in log and "--suite=gpu" in log and "total: " in log

@@ -60,6 +60,10 @@ struct RowTraits {
   int speed = 0;
   bool checker = false;
   bool values_not_bits = false;
+  // The kernel shares memory between threads (shared-memory tiles, barriers, mma fragments staged
+  // through shared memory): compute-sanitizer's racecheck and synccheck cover these rows (the
+  // suites select them by `--roles=shares_memory`).
+  bool shares_memory = false;
 };
 
 template <class Problem, class Info = NoInfo>
