@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "flopscope/checked.hpp"
 #include "flopscope/model.hpp"
+#include "flopscope/peaks.hpp"
 
 namespace flopscope::cli {
 
@@ -35,6 +36,9 @@ void print_table(const std::vector<std::vector<std::string>>& rows);
 double fraction_option(const std::string& option, const std::string& text);  // (0, 1]: "0.5", "50%"
 double seconds_option(const std::string& option, const std::string& text);   // "0.35s", "350ms", "350us"
 std::int64_t memory_option(const std::string& option, const std::string& text);  // "8x80GB", "640GiB"
+// --device NAME: a row of the GPU peaks table (find_gpu_by_name), else a UsageError that lists
+// them and points to --peak.
+const GpuSpec& gpu_option(const std::string& text);
 // A rate per second: "989e12", "989T", "989TFLOP/s" (unit "FLOP/s"); "3.35TB/s", "3350GB/s" ("B/s").
 double rate_option(const std::string& option, const std::string& text, std::string_view unit);
 

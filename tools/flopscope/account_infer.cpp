@@ -62,13 +62,8 @@ InferOptions read_options(const Args& args) {
     else if (name == "--peak") o.peak = rate_option(option, options.take_value(), "FLOP/s");
     else if (name == "--bandwidth") o.bandwidth = rate_option(option, options.take_value(), "B/s");
     else if (name == "--json") o.json = (options.take_flag(), true);
-    else if (name == "--device") {
-      const std::string text = options.take_value();
-      o.device = find_gpu_by_name(text);
-      if (!o.device)
-        throw UsageError{"--device: unknown device '" + text + "' (known: " + gpu_name_list() +
-                         "; for another, give --peak FLOP/s and --bandwidth B/s)"};
-    } else if (name.empty()) throw UsageError{"unexpected argument '" + options.take_positional() + "'"};
+    else if (name == "--device") o.device = &gpu_option(options.take_value());
+    else if (name.empty()) throw UsageError{"unexpected argument '" + options.take_positional() + "'"};
     else options.unknown();
   }
   if (!o.model) throw UsageError{"needs --model NAME, --config FILE.json or --hf-config PATH (presets: " +

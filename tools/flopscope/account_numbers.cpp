@@ -244,6 +244,14 @@ std::int64_t memory_option(const std::string& option, const std::string& text) {
 
 namespace flopscope::cli {
 
+const GpuSpec& gpu_option(const std::string& text) {
+  const GpuSpec* device = find_gpu_by_name(text);
+  if (!device)
+    throw UsageError{"--device: unknown device '" + text + "' (known: " + gpu_name_list() +
+                     "; for another, give --peak FLOP/s)"};
+  return *device;
+}
+
 // "989e12", "989T", "989TFLOP/s", "3.35TB/s", "3350GB/s", "3.35e12": per second, with `unit`
 // ("FLOP/s" or "B/s") optional.
 double rate_option(const std::string& option, const std::string& text, std::string_view unit) {

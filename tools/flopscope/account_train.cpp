@@ -69,11 +69,7 @@ TrainOptions read_train_options(const Args& args) {
       if (!parsed) throw UsageError{"--optimizer: unknown '" + text + "' (known: sgd, momentum, adam, adamw)"};
       o.optimizer = *parsed;
     } else if (name == "--device") {
-      const std::string text = options.take_value();
-      o.device = find_gpu_by_name(text);
-      if (!o.device)
-        throw UsageError{"--device: unknown device '" + text + "' (known: " + gpu_name_list() +
-                         "; for another, give --peak FLOP/s)"};
+      o.device = &gpu_option(options.take_value());
     } else if (name == "--peak") {
       o.peak = rate_option(option, options.take_value(), "FLOP/s");
     } else if (name.empty()) {
