@@ -121,25 +121,29 @@ def test_a_count_that_overflows_128_bits_is_an_error_naming_it(tmp_path):
 
 
 def test_predict_reads_a_run_directory_as_bench_sh_writes_it(tmp_path):
-    """A real run: bench_matmul through run_suite's own writer (the partial file renamed into
-    place, the console log, status.json), with repetitions so that Google Benchmark writes its
-    aggregates (the cv of a constant counter is nan)."""
-    binary = Path(tool()).parent.parent / "bench" / "bench_matmul"
-    if not binary.exists():
-        pytest.skip(f"{binary} not built")
+    """A real run: bench_matmul (and bench_copy, where built) through run_suite's own writer (the
+    partial file renamed into place, the console log, status.json), with repetitions so that
+    Google Benchmark writes its aggregates: the cv of a counter that is 0 in every repetition
+    (bench_copy's flops) is 0/0, written as a bare NaN."""
+    bench = Path(tool()).parent.parent / "bench"
+    if not (bench / "bench_matmul").exists():
+        pytest.skip(f"{bench / 'bench_matmul'} not built")
     import run_suite
     from flopscope_analysis import runstatus
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    runstatus.write(run_dir, runstatus.RUNNING, suite="test", binaries=[binary.name], finished=[], failed=[])
-    args = ["--devices=cpu", "--shapes=64,64,64", "--dtypes=f32", "--benchmark_min_time=0.001",
-            "--benchmark_min_warmup_time=0", "--benchmark_repetitions=3"]
+    binaries = {"bench_matmul": ["--devices=cpu", "--shapes=64,64,64", "--dtypes=f32"],
+                "bench_copy": ["--devices=cpu", "--sizes=4Ki", "--dtypes=f32"]}
+    binaries = {name: args for name, args in binaries.items() if (bench / name).exists()}
+    runstatus.write(run_dir, runstatus.RUNNING, suite="test", binaries=list(binaries), finished=[], failed=[])
     env = dict(__import__("os").environ, FLOPSCOPE_CEILINGS_DIR=str(tmp_path / "ceilings"))
-    assert run_suite.run_binary(binary, args, run_dir, env) == 0
-    runstatus.write(run_dir, runstatus.COMPLETE, suite="test", binaries=[binary.name], finished=[binary.name],
+    for name, args in binaries.items():
+        args = [*args, "--benchmark_min_time=0.001", "--benchmark_min_warmup_time=0", "--benchmark_repetitions=3"]
+        assert run_suite.run_binary(bench / name, args, run_dir, env) == 0
+    runstatus.write(run_dir, runstatus.COMPLETE, suite="test", binaries=list(binaries), finished=list(binaries),
                     failed=[])
-    text = (run_dir / "bench_matmul.json").read_text()
-    assert "nan" in text.lower()  # what made --predict refuse real runs
+    if "bench_copy" in binaries:
+        assert "NaN" in (run_dir / "bench_copy.json").read_text()  # what made --predict refuse real runs
     result = run("account", "--predict", str(run_dir), "--mlp", "64x2", "--batch", "64", "--json")
     assert result.returncode == 0, result.stderr
     predictions = json.loads(result.stdout)["predictions"]
