@@ -318,6 +318,30 @@ TEST(Transformer, GroupedQueryAndMoeFlopsAgainstTheClosedForm) {
   }
 }
 
+// What autograd saves (model.hpp: each tensor once), by hand, for grouped-query attention and a
+// mixture of experts in bf16: k and v are kv_heads wide, the scores and probabilities are over all
+// query heads; a MoE layer saves per token its router input and f32 probabilities, and per routed
+// row (T·k of them) its input, the four SwiGLU hidden tensors, its output and its routing weight.
+TEST(Transformer, GroupedQueryAndMoeActivationsByHand) {
+  const std::int64_t B = 2, s = 16, T = B * s, d = 64, h = 8, hd = 16, f = 96, E = 4, k = 2, R = T * k;
+  for (const std::int64_t kv : {1, 2, 8}) {
+    for (const AttentionKind kind : {AttentionKind::math, AttentionKind::fused}) {
+      const AttentionSpec spec{.d_model = d, .heads = h, .bias = false, .fused_qkv = false,
+                               .positions = PositionKind::rope, .kind = kind, .kv_heads = kv, .head_dim = hd};
+      const std::int64_t qkv = T * (h * hd + 2 * kv * hd);
+      const std::int64_t scores = kind == AttentionKind::math ? 2 * B * h * s * s       // probabilities
+                                                              : 2 * T * h * hd + 4 * B * h * s;  // output, f32 lse
+      EXPECT_EQ(attention_layer("attn", spec, B, s, DType::bf16).activation_bytes,
+                2 * (T * d + qkv + T * h * hd) + scores)
+          << kv;
+    }
+  }
+  const MoeSpec moe{.expert = {.d_model = d, .d_ff = f, .kind = FfnKind::swiglu, .bias = false}, .experts = E,
+                    .experts_per_token = k};
+  EXPECT_EQ(moe_layer("mlp", moe, T, DType::bf16).activation_bytes,
+            2 * (T * d + R * d + 4 * R * f + R * d + R) + 4 * T * E + 8 * R);
+}
+
 TEST(Transformer, ACounterOpenAroundTheAccountSeesEveryOp) {
   const TransformerConfig tiny{.name = "tiny", .vocab = 64, .context = 16, .d_model = 32, .layers = 2, .heads = 4,
                                .d_ff = 128};

@@ -45,6 +45,18 @@ TEST(GpuPeaks, FindsDevicesByTheirCudaNames) {
   EXPECT_EQ(find_gpu_spec("NVIDIA A100-SXM4-80GB")->name, "A100 SXM4 80GB");
   EXPECT_EQ(find_gpu_spec("NVIDIA A100-SXM4-40GB")->name, "A100 SXM4 40GB");
   EXPECT_EQ(find_gpu_spec("NVIDIA GeForce GTX 1080"), nullptr);
+  EXPECT_EQ(find_gpu_spec("NVIDIA B200")->name, "B200");
+  EXPECT_EQ(find_gpu_spec("NVIDIA L4")->name, "L4");
+  EXPECT_EQ(find_gpu_spec("NVIDIA GeForce RTX 4090")->name, "RTX 4090");
+  EXPECT_EQ(find_gpu_spec("NVIDIA L40S"), nullptr);  // another card, whose name starts with L4
+  EXPECT_EQ(find_gpu_spec("NVIDIA GeForce RTX 4090 D"), nullptr);
+  // The datasheets' dense bf16 and memory figures (the B200's per GPU of an HGX B200).
+  EXPECT_NEAR(gpu_peaks(*find_gpu_spec("NVIDIA B200")).find("bf16")->flops_per_second / 1e12, 2250, 5);
+  EXPECT_DOUBLE_EQ(gpu_peaks(*find_gpu_spec("NVIDIA B200")).memory_bytes_per_second, 8e12);
+  EXPECT_NEAR(gpu_peaks(*find_gpu_spec("NVIDIA L4")).find("bf16")->flops_per_second / 1e12, 121, 0.5);
+  EXPECT_DOUBLE_EQ(gpu_peaks(*find_gpu_spec("NVIDIA L4")).memory_bytes_per_second, 300e9);
+  EXPECT_NEAR(gpu_peaks(*find_gpu_spec("NVIDIA GeForce RTX 4090")).find("bf16")->flops_per_second / 1e12, 165.2, 0.1);
+  EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA GeForce RTX 4090")).find("f64"), nullptr);  // not rated
   EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA H200")).memory_bytes_per_second, 4.8e12);
   EXPECT_EQ(gpu_peaks(*find_gpu_spec("NVIDIA A100-SXM4-80GB")).find("f8"), nullptr);
 }

@@ -54,15 +54,10 @@ std::string compute_mode_list() {
 }
 
 ComputeMode natural_compute_mode(DType dtype) {
-  switch (dtype) {
-    case DType::f64: return ComputeMode::f64;
-    case DType::f32: return ComputeMode::f32;
-    case DType::f16: return ComputeMode::f16;
-    case DType::bf16: return ComputeMode::bf16;
-    case DType::f8e4m3: return ComputeMode::f8e4m3;
-    case DType::f8e5m2: return ComputeMode::f8e5m2;
-  }
-  throw std::logic_error("natural_compute_mode: unknown dtype");
+  const std::string_view name = dtype_row(dtype).natural_compute;  // Note [one dtype table]
+  for (const auto& info : kModes)
+    if (info.name == name) return info.mode;
+  throw std::logic_error("natural_compute_mode: no compute mode '" + std::string(name) + "'");
 }
 
 std::string_view peak_key(ComputeMode mode) { return compute_mode_info(mode).peak_key; }

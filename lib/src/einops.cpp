@@ -156,21 +156,29 @@ struct Decomposed {
   std::vector<std::string> axes;
   std::map<std::string, std::int64_t> length;
   std::vector<std::string> ellipsis_axes;
-  Tensor view;
+  Shape shape;  // of x viewed with one dimension per axis (x's storage, no copy)
+  Strides strides;
 };
 
-Decomposed decompose(const PatternParser& parser, const Side& left, const Tensor& x, const AxisLengths& lengths,
+// The sizes and strides of a tensor, all that decompose reads of it.
+struct Layout {
+  const Shape& shape;
+  const Strides& strides;
+  std::int64_t dim() const { return static_cast<std::int64_t>(shape.size()); }
+};
+
+Decomposed decompose(const PatternParser& parser, const Side& left, const Layout& x, const AxisLengths& lengths,
                      std::string_view pattern) {
   std::map<std::string, std::int64_t> given;
   for (const auto& [name, length] : lengths) given[name] = length;
   const auto named_dims = static_cast<std::int64_t>(left.elements.size()) - (left.has_ellipsis ? 1 : 0);
   if (left.has_ellipsis ? x.dim() < named_dims : x.dim() != named_dims)
     parser.fail(left.begin, "the left side names " + std::to_string(named_dims) + (left.has_ellipsis ? " or more" : "") +
-                                " dimensions but the tensor has shape " + shape_str(x.shape()) + " (" +
+                                " dimensions but the tensor has shape " + shape_str(x.shape) + " (" +
                                 std::to_string(x.dim()) + " dimensions)");
   Decomposed out;
-  Shape shape;
-  Strides strides;
+  Shape& shape = out.shape;
+  Strides& strides = out.strides;
   std::size_t d = 0;  // dimension of x
   for (const auto& element : left.elements) {
     if (element.atoms.size() == 1 && element.atoms[0].ellipsis) {
@@ -179,13 +187,13 @@ Decomposed decompose(const PatternParser& parser, const Side& left, const Tensor
         const std::string key = ellipsis_axis(e);
         out.ellipsis_axes.push_back(key);
         out.axes.push_back(key);
-        out.length[key] = x.shape()[d];
-        shape.push_back(x.shape()[d]);
-        strides.push_back(x.strides()[d]);
+        out.length[key] = x.shape[d];
+        shape.push_back(x.shape[d]);
+        strides.push_back(x.strides[d]);
       }
       continue;
     }
-    const std::int64_t size = x.shape()[d];
+    const std::int64_t size = x.shape[d];
     std::int64_t known = 1;
     const Atom* unknown = nullptr;
     for (const auto& atom : element.atoms) {
@@ -206,15 +214,15 @@ Decomposed decompose(const PatternParser& parser, const Side& left, const Tensor
     std::int64_t inferred = 0;
     if (unknown != nullptr) {
       if (known == 0 || size % known != 0)
-        parser.fail(element.position, "dimension " + std::to_string(d) + " of shape " + shape_str(x.shape()) + " (" +
+        parser.fail(element.position, "dimension " + std::to_string(d) + " of shape " + shape_str(x.shape) + " (" +
                                           std::to_string(size) + ") is not divisible by " + std::to_string(known));
       inferred = size / known;
     } else if (known != size) {
-      parser.fail(element.position, "dimension " + std::to_string(d) + " of shape " + shape_str(x.shape()) + " is " +
+      parser.fail(element.position, "dimension " + std::to_string(d) + " of shape " + shape_str(x.shape) + " is " +
                                         std::to_string(size) + " but the axes given multiply to " + std::to_string(known));
     }
     // Split dimension d: the innermost atom keeps its stride, each outer one strides over the inner ones.
-    std::int64_t stride = x.strides()[d];
+    std::int64_t stride = x.strides[d];
     std::vector<std::pair<std::int64_t, std::int64_t>> split;  // (length, stride) of each atom, innermost first
     for (auto it = element.atoms.rbegin(); it != element.atoms.rend(); ++it) {
       const std::int64_t length = it->anonymous > 0 ? it->anonymous
@@ -240,7 +248,6 @@ Decomposed decompose(const PatternParser& parser, const Side& left, const Tensor
       parser.fail(0, "axis '" + name + "' is given a length (" + std::to_string(length) +
                          ") but does not appear on the left");
   (void)pattern;
-  out.view = x.as_strided(shape, strides);
   return out;
 }
 
@@ -284,12 +291,23 @@ Composed compose(const PatternParser& parser, const Side& right, const Decompose
 
 }  // namespace
 
-RearrangeResult rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
-  const PatternParser parser("rearrange", pattern);
-  const auto [left, right] = parser.sides();
+namespace {
+
+// A rearrangement on paper: x (of `layout`) split into its axes, permuted into the right side's
+// order (always a view), and the right side's shape.
+struct Rearranged {
+  Shape permuted_shape;
+  Strides permuted_strides;
+  std::vector<std::int64_t> permutation;
+  Decomposed decomposed;
+  Shape output_shape;
+};
+
+Rearranged rearranged(const PatternParser& parser, const Side& left, const Side& right, const Layout& layout,
+                      const AxisLengths& lengths, std::string_view pattern) {
   if (right.has_ellipsis && !left.has_ellipsis) parser.fail(right.begin, "'...' appears on the right but not on the left");
-  const Decomposed decomposed = decompose(parser, left, x, lengths, pattern);
-  const Composed composed = compose(parser, right, decomposed, false);
+  Rearranged out{.decomposed = decompose(parser, left, layout, lengths, pattern)};
+  const Composed composed = compose(parser, right, out.decomposed, false);
   std::set<std::string> on_right(composed.axes.begin(), composed.axes.end());
   for (const auto& element : left.elements)
     for (const auto& atom : element.atoms) {
@@ -300,11 +318,57 @@ RearrangeResult rearrange(const Tensor& x, std::string_view pattern, const AxisL
       if (!on_right.count(atom.key))
         parser.fail(atom.position, "axis '" + atom.key + "' appears on the left but not on the right");
     }
-  std::vector<std::int64_t> permutation;
-  for (const auto& key : composed.axes)
-    permutation.push_back(std::find(decomposed.axes.begin(), decomposed.axes.end(), key) - decomposed.axes.begin());
-  Tensor result = decomposed.view.permute(permutation).reshape(composed.shape);
+  const auto& axes = out.decomposed.axes;
+  for (const auto& key : composed.axes) {
+    const auto a = static_cast<std::size_t>(std::find(axes.begin(), axes.end(), key) - axes.begin());
+    out.permutation.push_back(static_cast<std::int64_t>(a));
+    out.permuted_shape.push_back(out.decomposed.shape[a]);
+    out.permuted_strides.push_back(out.decomposed.strides[a]);
+  }
+  out.output_shape = composed.shape;
+  return out;
+}
+
+}  // namespace
+
+RearrangeResult rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
+  const PatternParser parser("rearrange", pattern);
+  const auto [left, right] = parser.sides();
+  const Rearranged r = rearranged(parser, left, right, {x.shape(), x.strides()}, lengths, pattern);
+  Tensor result = x.as_strided(r.decomposed.shape, r.decomposed.strides).permute(r.permutation).reshape(r.output_shape);
   return {result, result.same_storage(x)};
+}
+
+RearrangePlan rearrange_plan(std::string_view pattern, const AxisLengths& lengths) {
+  const PatternParser parser("rearrange", pattern);
+  const auto [left, right] = parser.sides();
+  std::map<std::string, std::int64_t> given;
+  for (const auto& [name, length] : lengths) {
+    if (length <= 0) parser.fail(0, "axis '" + name + "' needs a positive length (got " + std::to_string(length) + ")");
+    given[name] = length;
+  }
+  RearrangePlan plan;
+  for (const auto& element : left.elements) {
+    std::int64_t size = 1;
+    for (const auto& atom : element.atoms) {
+      if (atom.ellipsis) parser.fail(atom.position, "'...' has no length: name its axes");
+      const auto it = given.find(atom.key);
+      if (atom.anonymous == 0 && it == given.end())
+        parser.fail(atom.position, "axis '" + atom.key + "' needs a length");
+      size = checked_mul(size, atom.anonymous > 0 ? atom.anonymous : it->second, "input dimension");
+    }
+    plan.input_shape.push_back(size);
+  }
+  checked_numel(plan.input_shape, "element count of the input");
+  plan.input_strides = contiguous_strides(plan.input_shape);
+  const Rearranged r = rearranged(parser, left, right, {plan.input_shape, plan.input_strides}, lengths, pattern);
+  plan.permuted_shape = r.permuted_shape;
+  plan.permuted_strides = r.permuted_strides;
+  plan.output_shape = r.output_shape;
+  const auto view = compute_view_strides(r.permuted_shape, r.permuted_strides, r.output_shape);
+  plan.is_view = view.has_value();
+  plan.output_strides = view ? *view : contiguous_strides(r.output_shape);
+  return plan;
 }
 
 Reduction parse_reduction(std::string_view name) {
@@ -325,7 +389,7 @@ Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, co
   const auto [left, right] = parser.sides();
   if (right.has_ellipsis && !left.has_ellipsis) parser.fail(right.begin, "'...' appears on the right but not on the left");
   const Tensor host = x.device().is_cpu() ? x : x.to(Device::cpu());
-  const Decomposed decomposed = decompose(parser, left, host, lengths, pattern);
+  const Decomposed decomposed = decompose(parser, left, {host.shape(), host.strides()}, lengths, pattern);
   const Composed composed = compose(parser, right, decomposed, true);
   // Kept axes first (in the right's order), reduced axes last (in the left's order).
   std::vector<std::int64_t> permutation;
@@ -343,7 +407,7 @@ Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, co
   if (reduced_count == 0 && (reduction == Reduction::max || reduction == Reduction::min))
     parser.fail(0, std::string(reduction == Reduction::max ? "max" : "min") + " of an empty set of elements (shape " +
                        shape_str(x.shape()) + ")");
-  const Tensor permuted = decomposed.view.permute(permutation);
+  const Tensor permuted = host.as_strided(decomposed.shape, decomposed.strides).permute(permutation);
   if (counting()) {  // no matmul: PyTorch's counter counts nothing
     const std::int64_t results = shape_numel(kept_shape);
     const Cost cost = reduction == Reduction::mean ? mean_cost(x.numel(), results, x.dtype())
@@ -861,6 +925,30 @@ EinsumPlan einsum_plan(std::string_view pattern, std::span<const Shape> shapes, 
   plan.elementwise_flops = state.elementwise_flops;
   plan.steps = std::move(state.steps);
   return plan;
+}
+
+EinsumFormula einsum_formula(std::string_view pattern, EinsumForm form) {
+  EinsumParser parser(pattern);
+  const ParsedEinsum parsed = parser.parse(form);
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < parsed.inputs.size(); ++i) {
+    for (const Subscript& subscript : parsed.inputs[i])
+      if (subscript.axis < 0)
+        throw PatternError("einsum", pattern, subscript.position, "'...' has no formula: give --shapes");
+    shapes.push_back(Shape(parsed.inputs[i].size(), 2));
+  }
+  const EinsumPlan plan = einsum_plan(pattern, shapes, EinsumOrder::left_to_right, parsed.form);
+  EinsumFormula out{.form = plan.form, .input_axes = plan.input_axes, .output_axes = plan.output_axes};
+  for (const EinsumStep& step : plan.steps) {
+    if (step.kind != "bmm") continue;
+    std::vector<std::string> axes;
+    for (const auto* role : {&step.batch_axes, &step.m_axes, &step.k_axes, &step.n_axes})
+      axes.insert(axes.end(), role->begin(), role->end());
+    out.flops += (out.flops.empty() ? "2*" : " + 2*") + join(axes, "*");
+    out.terms.push_back(std::move(axes));
+  }
+  if (out.flops.empty()) out.flops = "0";
+  return out;
 }
 
 Tensor einsum(std::string_view pattern, std::span<const Tensor> operands, EinsumForm form) {

@@ -105,15 +105,8 @@ double decode_layout(const FloatLayout& layout, std::uint64_t bits) {
 }  // namespace
 
 FloatLayout float_layout(DType dtype) {
-  switch (dtype) {
-    case DType::f64: return {11, 52, true};
-    case DType::f32: return {8, 23, true};
-    case DType::f16: return {5, 10, true};
-    case DType::bf16: return {8, 7, true};
-    case DType::f8e4m3: return {4, 3, false};
-    case DType::f8e5m2: return {5, 2, true};
-  }
-  return {8, 23, true};
+  const DTypeRow& row = dtype_row(dtype);  // Note [one dtype table]
+  return {row.exponent_bits, row.mantissa_bits, row.has_inf};
 }
 
 std::uint64_t encode_bits(DType dtype, double value, bool saturate) {

@@ -57,13 +57,50 @@ constexpr std::array<GpuComputeRow, 7> kH100PcieRows = {{
     {"f8", 8192, 1.62, 1513},
 }};
 
+// B200 (HGX B200, one of its 8 GPUs, 1000 W): the datasheet gives the 8-GPU board's sparse figures;
+// dense per GPU is half of one eighth: bf16 36 PF / 8 / 2 = 2.25 PF, tf32 1.125 PF, fp8 4.5 PF; fp32
+// 75 TF, fp64 and fp64 tensor 37 TF (296 TF / 8). 148 SMs (2 dies x 74). NVIDIA publishes no
+// clocks for it: the CUDA-core clock 1.98 GHz and the tensor clock 1.856 GHz here are the
+// datasheet figures divided by SMs x FLOPs per clock (128 fp32 lanes; tensor cores twice Hopper's
+// per SM), so this row checks the datasheet's arithmetic, not a measured clock.
+constexpr std::array<GpuComputeRow, 7> kB200Rows = {{
+    {"f64", 128, 1.98, 37},
+    {"f64_tensor", 128, 1.98, 37},
+    {"f32", 256, 1.98, 75},
+    {"tf32", 4096, 1.856, 1125},
+    {"f16", 8192, 1.856, 2250},
+    {"bf16", 8192, 1.856, 2250},
+    {"f8", 16384, 1.856, 4500},
+}};
+
+// L4 (AD104, 58 SMs, 2.04 GHz boost): datasheet fp32 30.3 TF; tensor figures are given with
+// sparsity (tf32 120, bf16/f16 242, fp8 485 TF): dense is half. No fp64 figure (Ada: 1/64 rate).
+constexpr std::array<GpuComputeRow, 5> kL4Rows = {{
+    {"f32", 256, 2.04, 30.3},
+    {"tf32", 512, 2.04, 60},
+    {"f16", 1024, 2.04, 121},
+    {"bf16", 1024, 2.04, 121},
+    {"f8", 2048, 2.04, 242.5},
+}};
+
+// GeForce RTX 4090 (AD102, 128 SMs, 2.52 GHz boost): Ada whitepaper appendix, dense, with f32
+// accumulation (GeForce runs f16/bf16/fp8 x f32-accumulate at half the f16-accumulate rate):
+// fp32 82.6, tf32 82.6, f16/bf16 165.2, fp8 330.3 TF. No fp64 figure (1/64 rate).
+constexpr std::array<GpuComputeRow, 5> kRtx4090Rows = {{
+    {"f32", 256, 2.52, 82.6},
+    {"tf32", 256, 2.52, 82.6},
+    {"f16", 512, 2.52, 165.2},
+    {"bf16", 512, 2.52, 165.2},
+    {"f8", 1024, 2.52, 330.3},
+}};
+
 // Note [GPU names match exactly]: a row is found by the device's whole name (cudaDeviceProp::name
 // less its "NVIDIA " prefix), never a part of it: "H200" is the SXM part alone, while "H200 NVL"
 // (600 W PCIe card, lower clocks) and "GH200 480GB" (the Grace Hopper superchip's GPU, other
 // memory) are other devices with other figures. A device without a row of its own gets no
 // theoretical peak (its results show measured ceilings only) rather than another device's. The
 // H200 NVL and GH200 have no rows yet: their SM counts and clocks are not checked against a datasheet.
-constexpr std::array<GpuSpec, 6> kGpuSpecs = {{
+constexpr std::array<GpuSpec, 9> kGpuSpecs = {{
     {"A100 SXM4 40GB", "A100-SXM4-40GB", 108, 1555,
      "NVIDIA A100 datasheet (2021); A100 whitepaper table 1", kA100Rows},
     {"A100 SXM4 80GB", "A100-SXM4-80GB", 108, 2039,
@@ -76,6 +113,14 @@ constexpr std::array<GpuSpec, 6> kGpuSpecs = {{
      "NVIDIA H100 datasheet (2023), SXM column; H100 whitepaper table 2", kH100SxmRows},
     {"H200 SXM", "H200", 132, 4800,
      "NVIDIA H200 datasheet (2024), SXM column (compute as H100 SXM)", kH100SxmRows},
+    {"B200", "B200", 148, 8000,
+     "NVIDIA HGX B200 datasheet (2024): 8 GPUs, 64 TB/s; per GPU one eighth, dense half the sparse figure",
+     kB200Rows},
+    {"L4", "L4", 58, 300, "NVIDIA L4 Tensor Core GPU datasheet (2023); tensor figures sparse, dense half",
+     kL4Rows},
+    {"RTX 4090", "GeForce RTX 4090", 128, 1008,
+     "NVIDIA Ada Lovelace GPU architecture whitepaper v2.1 (2023), appendix table 2: GeForce RTX 4090",
+     kRtx4090Rows},
 }};
 
 std::string format_number(const char* format, double value) {

@@ -717,17 +717,7 @@ Tensor generate(Shape shape, TensorOptions options, Generate value_of) {
   return host.to(options.device);
 }
 
-int significand_bits(DType dtype) {
-  switch (dtype) {
-    case DType::f64: return 53;
-    case DType::f32: return 24;
-    case DType::f16: return 11;
-    case DType::bf16: return 8;
-    case DType::f8e4m3: return 4;
-    case DType::f8e5m2: return 3;
-  }
-  return 53;
-}
+int significand_bits(DType dtype) { return dtype_row(dtype).mantissa_bits + 1; }  // the implicit bit
 
 }  // namespace
 

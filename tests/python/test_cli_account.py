@@ -77,43 +77,68 @@ def expected_layers(c, B, s, rules):
     norm_params = 2 * d if norm == "layer_norm" else d
     norm_layer = (norm_params, 0, e(norm, F, T, d), 0, e(norm, Bk, T, d))
 
-    # attention: q, k, v and output projections; two bmm forward, four (math) or five (fused) back
-    bmm = 2 * B * h * s * s * dh
-    linear = 2 * T * d * d * 4
+    # attention: q (d -> h·hd), k and v (d -> kv·hd), output (h·hd -> d); two bmm forward, four
+    # (math) or five (fused) back, over all h query heads (k and v repeated to them)
+    kv, hd = c.get("kv_heads") or h, c.get("head_dim") or d // h
+    qw, kvw = h * hd, kv * hd
+    qkv_bias, out_bias = c.get("qkv_bias", bias), c.get("out_bias", bias)
+    bmm = 2 * B * h * s * s * hd
+    linear = 2 * T * d * (2 * qw + 2 * kvw)
     a_fwd_py = linear + 2 * bmm
     a_bwd_py = 2 * linear + (4 if c["attention"] == "math" else 5) * bmm
     a_fwd, a_bwd = a_fwd_py, a_bwd_py
-    if bias:
-        a_fwd += e("bias", F, T, 3 * d) + e("bias", F, T, d)
-        a_bwd += e("bias", Bk, T, 3 * d) + e("bias", Bk, T, d)
+
+    def both(op, rows, length, times=1):
+        return times * e(op, F, rows, length), times * e(op, Bk, rows, length)
+
+    def add_both(pair):
+        nonlocal a_fwd, a_bwd
+        a_fwd, a_bwd = a_fwd + pair[0], a_bwd + pair[1]
+    if qkv_bias:
+        for width in ([qw + 2 * kvw] if c["fused_qkv"] else [qw, kvw, kvw]):
+            add_both(both("bias", T, width))
+    if out_bias:
+        add_both(both("bias", T, d))
     if not c["fused_qkv"]:
-        a_bwd += 2 * e("grad_accumulate", Bk, T, d)
+        add_both(both("grad_accumulate", T, d, 2))
     if c["positions"] == "rope":
-        a_fwd += 2 * e("rope", F, T, d)
-        a_bwd += 2 * e("rope", Bk, T, d)
+        add_both(both("rope", T, qw))
+        add_both(both("rope", T, kvw))
+    if kv != h:  # the gradients of the repeated k and v summed over each group
+        add_both(both("grad_accumulate", T, kvw * (h // kv - 1), 2))
     for op in ("scale", "mask", "softmax"):
         a_fwd += e(op, F, B * h * s, s)
         a_bwd += e(op, Bk, B * h * s, s) + (e(op, F, B * h * s, s) if c["attention"] == "fused" else 0)
     a_fwd += e("add", F, T, d)
     a_bwd += e("grad_accumulate", Bk, T, d)
-    attention = (4 * d * d + (4 * d if bias else 0), a_fwd_py, a_fwd, a_bwd_py, a_bwd)
+    a_params = d * (2 * qw + 2 * kvw) + ((qw + 2 * kvw) if qkv_bias else 0) + (d if out_bias else 0)
+    attention = (a_params, a_fwd_py, a_fwd, a_bwd_py, a_bwd)
 
-    # feed-forward
-    if c["ffn"] == "gelu":
-        m_fwd_py = 2 * 2 * T * d * f
-        m_fwd = m_fwd_py + e("gelu_tanh", F, T, f)
-        m_bwd = 2 * m_fwd_py + e("gelu_tanh", Bk, T, f)
-        m_params = 2 * d * f + ((f + d) if bias else 0)
-        up = 1
-    else:
-        m_fwd_py = 3 * 2 * T * d * f
-        m_fwd = m_fwd_py + e("silu", F, T, f) + e("mul", F, T, f)
-        m_bwd = 2 * m_fwd_py + e("silu", Bk, T, f) + e("mul", Bk, T, f) + e("grad_accumulate", Bk, T, d)
-        m_params = 3 * d * f + ((2 * f + d) if bias else 0)
-        up = 2
+    # feed-forward: one FFN, or a mixture of experts (router, softmax, top-k renormalized, each
+    # token through its k experts: R = T·k routed rows, weighted and summed)
+    bias = c.get("mlp_bias", bias)
+    experts, k = c.get("experts", 0), c.get("experts_per_token", 0)
+    R = T * k if experts > 1 else T
+    gated = c["ffn"] != "gelu"
+    act = "gelu_tanh" if c["ffn"] in ("gelu", "geglu") else "silu"
+    m_fwd_py = (3 if gated else 2) * 2 * R * d * f
+    m_fwd, m_bwd = m_fwd_py + e(act, F, R, f), 2 * m_fwd_py + e(act, Bk, R, f)
+    one_expert = (3 if gated else 2) * d * f + (((2 if gated else 1) * f + d) if bias else 0)
+    if gated:
+        m_fwd += e("mul", F, R, f)
+        m_bwd += e("mul", Bk, R, f) + e("grad_accumulate", Bk, R, d)
     if bias:
-        m_fwd += up * e("bias", F, T, f) + e("bias", F, T, d)
-        m_bwd += up * e("bias", Bk, T, f) + e("bias", Bk, T, d)
+        m_fwd += (2 if gated else 1) * e("bias", F, R, f) + e("bias", F, R, d)
+        m_bwd += (2 if gated else 1) * e("bias", Bk, R, f) + e("bias", Bk, R, d)
+    m_params = one_expert
+    if experts > 1:
+        m_fwd_py += 2 * T * d * experts
+        m_fwd += 2 * T * d * experts + e("softmax", F, T, experts) + e("mul", F, T, k)
+        m_bwd += 4 * T * d * experts + e("softmax", Bk, T, experts) + e("mul", Bk, T, k)
+        for op in ("mul", "add"):
+            m_fwd, m_bwd = m_fwd + e(op, F, R, d), m_bwd + e(op, Bk, R, d)
+        m_bwd += k * e("grad_accumulate", Bk, T, d)
+        m_params = d * experts + experts * one_expert
     m_fwd += e("add", F, T, d)
     m_bwd += e("grad_accumulate", Bk, T, d)
     mlp = (m_params, m_fwd_py, m_fwd, 2 * m_fwd_py, m_bwd)
@@ -140,6 +165,16 @@ CUSTOM_CONFIGS = [
      "fused_qkv": False},
     {"vocab": 77, "context": 40, "d_model": 30, "layers": 1, "heads": 5, "positions": "none", "norm": "rmsnorm"},
     {"vocab": 50257, "context": 2048, "d_model": 2048, "layers": 2, "heads": 16, "attention": "fused"},
+    # grouped-query (8 heads of 16 over 2 kv heads, head_dim not d/h), q/k/v biases only, MoE
+    {"vocab": 300, "context": 64, "d_model": 96, "layers": 2, "heads": 8, "kv_heads": 2, "head_dim": 16,
+     "d_ff": 80, "ffn": "swiglu", "norm": "rmsnorm", "bias": False, "qkv_bias": True, "positions": "rope",
+     "fused_qkv": False, "tied_embeddings": False, "experts": 4, "experts_per_token": 2},
+    # multi-query, fused qkv with biases, GeGLU experts with biases, math attention
+    {"vocab": 50, "context": 32, "d_model": 48, "layers": 1, "heads": 4, "kv_heads": 1, "d_ff": 40, "ffn": "geglu",
+     "bias": True, "positions": "learned", "experts": 3, "experts_per_token": 3},
+    # GPT-style MoE (gelu experts), fused attention, grouped 6/3
+    {"vocab": 64, "context": 16, "d_model": 36, "layers": 2, "heads": 6, "kv_heads": 3, "ffn": "gelu",
+     "attention": "fused", "experts": 5, "experts_per_token": 1},
 ]
 
 
@@ -154,7 +189,13 @@ def check_against_reimplementation(out, config, B, s, rules):
     assert totals["parameters"] == sum(v[0] for v in expected.values())
     assert totals["forward"]["pytorch_flops"] == sum(v[1] for v in expected.values())
     assert totals["step"]["flops"] == sum(v[2] + v[4] for v in expected.values())
-    assert totals["six_n_t"] == 6 * totals["parameters"] * B * s
+    # A MoE token uses the router and k of the experts: the others' parameters are not active.
+    c = {**DEFAULTS, **config}
+    experts, k = c.get("experts", 0), c.get("experts_per_token", 0)
+    mlp = expected["h.0.mlp"][0]
+    idle = c["layers"] * (experts - k) * (mlp - c["d_model"] * experts) // experts if experts > 1 else 0
+    assert totals["active_parameters"] == totals["parameters"] - idle
+    assert totals["six_n_t"] == 6 * totals["active_parameters"] * B * s
 
 
 @pytest.mark.parametrize("preset, B, s", [("gpt2-small", 2, 128), ("gpt2-xl", 1, 1024), ("cs336-small", 4, 256),

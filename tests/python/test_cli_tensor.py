@@ -76,7 +76,7 @@ def test_einsum_three_operands_orders():
         (["ij,jk->ik", "--shapes", "2x3", "4x5"], "axis 'j' has size 4 in operand 1"),
         (["ij,jk->iz", "--shapes", "2x3", "3x4"], "(at position 8)"),
         (["ij,jk->ik", "--shapes", "2x3"], "names 2 operands but 1 were given"),
-        (["ij,jk->ik"], "needs --shapes"),
+        (["...ij,jk->ik"], "'...' has no formula: give --shapes"),  # without shapes: the formula
         (["--shapes", "2x3"], "needs a PATTERN"),
         (["ij->i", "--shapes", "2xq"], "--shapes: cannot parse '2xq'"),
         (["ij->i", "--shapes", "2x3", "--order", "fast"], "--order: unknown 'fast'"),

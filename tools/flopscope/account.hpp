@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "commands.hpp"
 #include "flopscope/checked.hpp"
 #include "flopscope/model.hpp"
+#include "flopscope/peaks.hpp"
 
 namespace flopscope::cli {
 
@@ -25,15 +27,20 @@ std::string exact_and_short(Count128 value);
 nlohmann::json json_count(Count128 value);
 std::string dump_exact(const nlohmann::json& value);
 
+// Prints rows of cells: the first column left-aligned, the others right-aligned, widths from the
+// contents; trailing blanks trimmed.
+void print_table(const std::vector<std::vector<std::string>>& rows);
+
 // ---- option values (UsageError naming the option and the text otherwise) ----
 
-// A count as parse_count reads it or a decimal such as 1.5e12, times `unit`: an exact
-// non-negative int64.
-std::int64_t exact_count(const std::string& option, const std::string& text, std::int64_t unit = 1);
-std::int64_t positive_exact_count(const std::string& option, const std::string& text);
 double fraction_option(const std::string& option, const std::string& text);  // (0, 1]: "0.5", "50%"
 double seconds_option(const std::string& option, const std::string& text);   // "0.35s", "350ms", "350us"
 std::int64_t memory_option(const std::string& option, const std::string& text);  // "8x80GB", "640GiB"
+// --device NAME: a row of the GPU peaks table (find_gpu_by_name), else a UsageError that lists
+// them and points to --peak.
+const GpuSpec& gpu_option(const std::string& text);
+// A rate per second: "989e12", "989T", "989TFLOP/s" (unit "FLOP/s"); "3.35TB/s", "3350GB/s" ("B/s").
+double rate_option(const std::string& option, const std::string& text, std::string_view unit);
 
 // ---- models ----
 
@@ -62,8 +69,9 @@ nlohmann::json network_json(const Network& network);
 // from the run's matmul results; UsageError for a directory without any.
 int account_predict(const std::string& run_dir, const Network& network, bool json);
 
-// The subcommands: `flopscope account [options]` and `flopscope account train`.
+// The subcommands: `flopscope account [options]`, `flopscope account train` and `... infer`.
 int account_model(const Args& args);
 int account_train(const Args& args);
+int account_infer(const Args& args);
 
 }  // namespace flopscope::cli

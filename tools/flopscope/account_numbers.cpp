@@ -27,6 +27,27 @@
 namespace flopscope::cli {
 
 using nlohmann::json;
+// ---- tables ----
+
+// Right-aligned columns but the first; widths from the contents.
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (widths.size() <= i) widths.push_back(0);
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(widths[i] - row[i].size(), ' ');
+      line += i == 0 ? row[i] + pad : "  " + pad + row[i];
+    }
+    while (line.ends_with(' ')) line.pop_back();
+    std::printf("%s\n", line.c_str());
+  }
+}
+
 // ---- exact numbers ----
 
 std::string exact_and_short(Count128 value) {
@@ -112,6 +133,24 @@ std::int64_t exact_count(const std::string& option, const std::string& text, std
   if (text.starts_with('-')) throw UsageError{option + ": negative value '" + text + "'"};
   Count128 value = 0;
   const std::string overflow = option + ": '" + text + "' overflows a 64-bit count";
+  // "70B", "15T", "1.5T", "2.5M": a decimal times a thousand, million, billion (B or G), trillion.
+  static const std::pair<char, std::int64_t> suffixes[] = {
+      {'K', 1'000}, {'M', 1'000'000}, {'B', 1'000'000'000}, {'G', 1'000'000'000}, {'T', 1'000'000'000'000}};
+  for (const auto& [letter, scale] : suffixes)
+    if (text.size() > 1 && text.back() == letter && parse_decimal(text.substr(0, text.size() - 1))) {
+      Count128 scaled = 0;
+      if (__builtin_mul_overflow(Count128{unit}, Count128{scale}, &scaled) ||
+          scaled > std::numeric_limits<std::int64_t>::max())
+        throw UsageError{overflow};
+      const std::string number = text.substr(0, text.size() - 1);
+      try {
+        return exact_count(option, number, static_cast<std::int64_t>(scaled));
+      } catch (UsageError& error) {  // say the text as given: '1.0001K', not '1.0001'
+        if (const auto at = error.message.find("'" + number + "'"); at != std::string::npos)
+          error.message.replace(at, number.size() + 2, "'" + text + "'");
+        throw;
+      }
+    }
   if (auto count = parse_count(text)) {
     value = *count;
   } else if (auto decimal = parse_decimal(text)) {
@@ -126,7 +165,7 @@ std::int64_t exact_count(const std::string& option, const std::string& text, std
     value /= divisor;
     unit = 1;
   } else {
-    throw UsageError{option + ": cannot parse '" + text + "' (expected e.g. 70e9, 1.5e12, 8192, 64Ki)"};
+    throw UsageError{option + ": cannot parse '" + text + "' (expected e.g. 70B, 15T, 1.5T, 7e9, 8192, 64Ki)"};
   }
   if (__builtin_mul_overflow(value, Count128{unit}, &value) || value > std::numeric_limits<std::int64_t>::max())
     throw UsageError{overflow};
@@ -199,6 +238,39 @@ std::int64_t memory_option(const std::string& option, const std::string& text) {
     return total;
   }
   throw UsageError{expected};
+}
+
+}  // namespace flopscope::cli
+
+namespace flopscope::cli {
+
+const GpuSpec& gpu_option(const std::string& text) {
+  const GpuSpec* device = find_gpu_by_name(text);
+  if (!device)
+    throw UsageError{"--device: unknown device '" + text + "' (known: " + gpu_name_list() +
+                     "; for another, give --peak FLOP/s)"};
+  return *device;
+}
+
+// "989e12", "989T", "989TFLOP/s", "3.35TB/s", "3350GB/s", "3.35e12": per second, with `unit`
+// ("FLOP/s" or "B/s") optional.
+double rate_option(const std::string& option, const std::string& text, std::string_view unit) {
+  std::string number = text;
+  if (number.ends_with(unit)) number.resize(number.size() - unit.size());
+  else if (unit == "FLOP/s" && number.ends_with("FLOPS")) number.resize(number.size() - 5);
+  double scale = 1;
+  static const std::pair<char, double> prefixes[] = {{'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}, {'P', 1e15}};
+  for (const auto& [letter, factor] : prefixes)
+    if (!number.empty() && number.back() == letter) {
+      number.pop_back();
+      scale = factor;
+      break;
+    }
+  const auto value = parse_number_value(number);
+  if (!value || !std::isfinite(*value) || *value <= 0)
+    throw UsageError{option + ": expected a positive rate such as 989e12, 989T or 989T" + std::string(unit) +
+                     " (got '" + text + "')"};
+  return *value * scale;
 }
 
 }  // namespace flopscope::cli

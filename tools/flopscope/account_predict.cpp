@@ -8,16 +8,14 @@
 // the run's context; without one, MFU is not given.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "naming.hpp"  // bench/harness: the benchmark-name grammar
+#include "run_cases.hpp"
 #include "account.hpp"
 #include "commands.hpp"
 #include "flopscope/compute_mode.hpp"
@@ -40,20 +38,10 @@ struct RunMatmuls {
   std::vector<MatmulMeasurement> measurements;
   std::map<std::string, DeviceContext> devices;
   std::map<std::pair<std::string, std::string>, std::string> compute;  // (device, dtype) -> label compute=
-  int files = 0, cases = 0, left_out = 0;
+  int files = 0, other_files = 0, cases = 0, left_out = 0;
 };
 
-// Google Benchmark's own suffixes, removed from the end of a run_name (FORMAT.md).
-std::string strip_gbench_suffixes(std::string name) {
-  static const std::regex suffix(
-      "/(manual_time|real_time|process_time|iterations:[0-9]+|repeats:[0-9]+|threads:[0-9]+|min_time:[^/]+|"
-      "min_warmup_time:[^/]+)$");
-  for (std::string stripped; (stripped = std::regex_replace(name, suffix, "")) != name;) name = stripped;
-  return name;
-}
-
-void read_context(const json& file, const std::string& path, RunMatmuls& run) {
-  const json& context = file.at("context");
+void read_context(const json& context, const std::string& path, RunMatmuls& run) {
   if (!context.contains("flopscope") || !context["flopscope"].is_string())
     throw UsageError{"--predict: " + path + " has no context.flopscope (not a flopscope bench file)"};
   const json flopscope = json::parse(context["flopscope"].get<std::string>(), nullptr, false);
@@ -69,80 +57,34 @@ void read_context(const json& file, const std::string& path, RunMatmuls& run) {
   }
 }
 
-// FORMAT.md's "which entry stands for a case"; nullptr for a failed or skipped case.
-const json* representative(const std::vector<const json*>& entries) {
-  std::vector<const json*> iterations;
-  for (const json* entry : entries) {
-    if (entry->value("error_occurred", false)) return nullptr;
-    if (entry->value("run_type", "iteration") == "aggregate") {
-      if (entry->value("aggregate_name", "") == "median") return entry;
-    } else {
-      iterations.push_back(entry);
-    }
-  }
-  if (iterations.empty()) return nullptr;
-  std::sort(iterations.begin(), iterations.end(),
-            [](const json* a, const json* b) { return a->value("real_time", 0.0) < b->value("real_time", 0.0); });
-  return iterations[(iterations.size() - 1) / 2];
-}
-
-std::string label_value(const std::string& label, const std::string& key) {
-  const std::regex pattern("(^| )" + key + "=([^ ]+)");
-  std::smatch match;
-  return std::regex_search(label, match, pattern) ? match[2].str() : "";
-}
-
-void read_file(const std::filesystem::path& file_path, RunMatmuls& run) {
-  const std::string path = file_path.string();
-  std::ifstream stream(file_path);
-  const json file = json::parse(stream, nullptr, false);
-  if (file.is_discarded() || !file.is_object() || !file.contains("benchmarks") || !file["benchmarks"].is_array() ||
-      !file.contains("context") || !file["context"].is_object())
-    throw UsageError{"--predict: " + path + " is not a Google Benchmark JSON file (benchmarks and context)"};
-  read_context(file, path, run);
-  ++run.files;
-  std::vector<std::pair<std::string, std::vector<const json*>>> cases;  // by run_name, in order
-  for (const json& entry : file["benchmarks"]) {
-    const std::string run_name = entry.value("run_name", entry.value("name", ""));
-    auto found = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.first == run_name; });
-    if (found == cases.end()) cases.push_back({run_name, {&entry}});
-    else found->second.push_back(&entry);
-  }
-  for (const auto& [run_name, entries] : cases) {
-    std::string error;
-    const auto name = bench::parse_case_name(strip_gbench_suffixes(run_name), &error);
-    if (!name) throw UsageError{"--predict: " + path + ": case name '" + run_name + "': " + error};
-    if (name->family != "matmul") continue;
+RunMatmuls read_run(const std::string& run_dir) {
+  const RunCases cases = read_run_cases("--predict", run_dir);
+  RunMatmuls run;
+  run.files = static_cast<int>(cases.paths.size());
+  run.other_files = cases.other_files;
+  for (std::size_t i = 0; i < cases.paths.size(); ++i) read_context(cases.contexts[i], cases.paths[i], run);
+  for (const RunCase& c : cases.cases) {
+    const bench::CaseName& name = c.name;
+    if (name.family != "matmul") continue;
     ++run.cases;
-    const json* entry = representative(entries);
     std::string layout = "NN";
-    for (const auto& [key, value] : name->extras)
+    for (const auto& [key, value] : name.extras)
       if (key == "layout") layout = value;
-    const double rate = entry ? entry->value("flops_per_second", 0.0) : 0.0;
-    if (!entry || rate <= 0 || (layout != "NN" && layout != "NT" && layout != "TN")) {
+    const double rate = c.entry ? c.entry->value("flops_per_second", 0.0) : 0.0;
+    if (!c.entry || rate <= 0 || (layout != "NN" && layout != "NT" && layout != "TN")) {
       ++run.left_out;
       continue;
     }
-    run.measurements.push_back({name->device, name->dtype, name->variant,
+    run.measurements.push_back({name.device, name.dtype, name.variant,
                                 layout == "NN" ? MatmulLayout::NN : layout == "NT" ? MatmulLayout::NT : MatmulLayout::TN,
-                                name->dim("m"), name->dim("n"), name->dim("k"), rate});
-    const std::string compute = label_value(entry->value("label", ""), "compute");
-    if (!compute.empty()) run.compute.emplace(std::pair{name->device, name->dtype}, compute);
+                                name.dim("m"), name.dim("n"), name.dim("k"), rate});
+    const std::string compute = label_value(c.entry->value("label", ""), "compute");
+    if (!compute.empty()) run.compute.emplace(std::pair{name.device, name.dtype}, compute);
   }
-}
-
-RunMatmuls read_run(const std::string& run_dir) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(run_dir, error)) throw UsageError{"--predict: '" + run_dir + "' is not a directory"};
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(run_dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  RunMatmuls run;
-  for (const auto& file : files) read_file(file, run);
   if (run.measurements.empty())
     throw UsageError{"--predict: no matmul results in '" + run_dir + "' (" + std::to_string(run.files) +
-                     " JSON files, " + std::to_string(run.cases) + " matmul cases that ran; run bench_matmul first)"};
+                     " benchmark JSON files, " + std::to_string(run.other_files) + " other JSON files, " +
+                     std::to_string(run.cases) + " matmul cases that ran; run bench_matmul first)"};
   return run;
 }
 

@@ -36,6 +36,7 @@ struct TrainOptions {
   std::optional<TransformerConfig> model;
   std::optional<double> mfu, step_seconds;
   const GpuSpec* device = nullptr;
+  std::optional<double> peak;  // --peak: a device the table does not know (or another rate)
   DType dtype = DType::bf16;
   Optimizer optimizer = Optimizer::adamw;
   bool master_weights = true;
@@ -68,9 +69,9 @@ TrainOptions read_train_options(const Args& args) {
       if (!parsed) throw UsageError{"--optimizer: unknown '" + text + "' (known: sgd, momentum, adam, adamw)"};
       o.optimizer = *parsed;
     } else if (name == "--device") {
-      const std::string text = options.take_value();
-      o.device = find_gpu_by_name(text);
-      if (!o.device) throw UsageError{"--device: unknown device '" + text + "' (known: " + gpu_name_list() + ")"};
+      o.device = &gpu_option(options.take_value());
+    } else if (name == "--peak") {
+      o.peak = rate_option(option, options.take_value(), "FLOP/s");
     } else if (name.empty()) {
       throw UsageError{"unexpected argument '" + options.take_positional() + "'"};
     } else {
@@ -82,9 +83,20 @@ TrainOptions read_train_options(const Args& args) {
   return o;
 }
 
-// The device's dense peak for the dtype's compute mode; UsageError when it has none.
+bool has_device(const TrainOptions& o) { return o.device || o.peak; }
+std::string device_name(const TrainOptions& o) { return o.device ? std::string(o.device->name) : "custom device"; }
+
+// The device's dense peak for the dtype's compute mode (--peak overrides it); UsageError when it
+// has none.
 double device_peak(const TrainOptions& o, std::string* description) {
   const std::string compute(peak_key(natural_compute_mode(o.dtype)));
+  if (o.peak) {
+    char buffer[256];
+    std::snprintf(buffer, sizeof buffer, "%s, %s peak %.1f TFLOP/s (--peak)", device_name(o).c_str(), compute.c_str(),
+                  *o.peak / 1e12);
+    *description = buffer;
+    return *o.peak;
+  }
   const DevicePeaks peaks = gpu_peaks(*o.device);
   const ComputePeak* peak = peaks.find(compute);
   if (!peak) throw UsageError{"--device: " + std::string(o.device->name) + " has no " + compute + " peak"};
@@ -104,7 +116,7 @@ json run_json(const TrainOptions& o, std::int64_t parameters, std::optional<RunF
                     {"flops", json_count(exact->flops)}, {"rounded", exact->rounded}};
   if (peak > 0 && o.mfu) {
     const double seconds = training_seconds(six_n_t(parameters, *o.tokens), peak, devices, *o.mfu);
-    out["device"] = {{"name", o.device->name}, {"peak_flops_per_second", peak}, {"devices", devices}, {"mfu", *o.mfu}};
+    out["device"] = {{"name", device_name(o)}, {"peak_flops_per_second", peak}, {"devices", devices}, {"mfu", *o.mfu}};
     out["seconds"] = seconds;
     out["days"] = seconds / 86400;
     if (exact) out["exact"]["days"] = training_seconds(exact->pytorch_flops, peak, devices, *o.mfu) / 86400;
@@ -134,8 +146,11 @@ void print_run(const TrainOptions& o, std::int64_t parameters, std::optional<Run
       const double exact_seconds = training_seconds(exact->pytorch_flops, peak, devices, *o.mfu);
       std::printf("  wall-clock (exact)     %.4g s = %.1f days\n", exact_seconds, exact_seconds / 86400);
     }
+  } else if (peak > 0) {  // a device without --mfu
+    std::printf("  (add --mfu 0.4, the fraction of the %s peak that the run sustains (0.3 to 0.5 is usual for "
+                "large models), for the wall-clock time)\n", device_name(o).c_str());
   } else {
-    std::printf("  (add --device h100 --mfu 0.5 [--devices N] for the wall-clock time)\n");
+    std::printf("  (add --device h100 (or --peak FLOP/s) and --mfu 0.4 [--devices N] for the wall-clock time)\n");
   }
 }
 
@@ -199,7 +214,7 @@ void print_mfu(const ModelAccount& model, double seconds, double peak, const std
 int cmd_train(const Args& args) {
   TrainOptions o = read_train_options(args);
   std::string peak_text;
-  const double peak = o.device ? device_peak(o, &peak_text) : 0;
+  const double peak = has_device(o) ? device_peak(o, &peak_text) : 0;
   const std::int64_t devices = o.devices.value_or(1);
   json out = json::object();
   bool printed = false;
@@ -209,11 +224,17 @@ int cmd_train(const Args& args) {
   };
   if (o.tokens) {
     if (!o.params && !o.model) throw UsageError{"--tokens needs --params N or --model NAME / --config FILE"};
-    if (o.mfu && !o.device) throw UsageError{"--mfu needs --device (known: " + gpu_name_list() + ")"};
+    if (o.mfu && !has_device(o))
+      throw UsageError{"--mfu needs --device (known: " + gpu_name_list() + ") or --peak FLOP/s"};
     std::optional<RunFlops> exact;
     if (o.model) {
       if (!o.seq) o.seq = o.model->context;
-      exact = run_flops(*o.model, *o.tokens, *o.seq);
+      try {
+        exact = run_flops(*o.model, *o.tokens, *o.seq);
+      } catch (const SizeOverflow& error) {  // say which inputs made the count too large
+        throw UsageError{"--tokens " + std::to_string(*o.tokens) + " of " + o.model->name + " at --seq " +
+                         std::to_string(*o.seq) + ": " + error.what()};
+      }
     }
     // 6·N·T counts the parameters a token uses: a MoE model's active ones.
     const std::int64_t parameters =
@@ -231,7 +252,7 @@ int cmd_train(const Args& args) {
     else print_largest(o, largest);
   }
   if (o.step_seconds) {
-    if (!o.model || !o.batch || !o.seq || !o.device)
+    if (!o.model || !o.batch || !o.seq || !has_device(o))
       throw UsageError{"--step-time needs --model (or --config), --batch, --seq and --device"};
     const ModelAccount model = transformer_account(*o.model, *o.batch, *o.seq, o.dtype);
     separate();

@@ -64,8 +64,19 @@ inline std::int64_t positive_count(const std::string& option, const std::string&
   return *value;
 }
 
+// A count as parse_count reads it, a decimal such as 1.5e12, or a decimal with K, M, B (or G), T
+// ("70B", "15T", "1.5T"), times `unit`: an exact non-negative int64; UsageError naming the option
+// and the text otherwise (account_numbers.cpp).
+std::int64_t exact_count(const std::string& option, const std::string& text, std::int64_t unit = 1);
+std::int64_t positive_exact_count(const std::string& option, const std::string& text);
+
+// A dtype by its name or an alias (PyTorch's and ml_dtypes' spellings); "fp8" names two formats and
+// is answered with the question which.
 inline DType dtype_option(const std::string& text) {
   auto dtype = parse_dtype(text);
+  if (!dtype && is_ambiguous_fp8(text))
+    throw UsageError{"'" + text + "' is two formats: f8e4m3 (float8_e4m3fn: 3 mantissa bits, max 448) or f8e5m2 "
+                     "(float8_e5m2: 2 mantissa bits, max 57344)? Name one"};
   if (!dtype) throw UsageError{"unknown dtype '" + text + "' (known: " + dtype_list() + ")"};
   return *dtype;
 }

@@ -9,6 +9,7 @@
 //   flopscope account train --params 70e9 --tokens 15e12 --device h100 --mfu 0.5 --devices 1024
 //   flopscope account train --model gpt2-small --tokens 300e9 [--seq 1024] ...  (+ the exact count)
 //   flopscope account train --memory 8x80GB [--dtype bf16] [--optimizer adamw] [--no-master-weights]
+//   flopscope account infer --model llama-3-8b --device h100 --batch 1,64 [--prompt 1024] [--json]
 //   flopscope account train --step-time 0.35s --model gpt2-small --batch 8 --seq 1024 --device h100
 // Conventions: model.hpp (layers, activations), accounting.hpp (Note [PyTorch's flop counter],
 // Note [full count]), training.hpp (Note [6NT]). Every count is exact; a value that does not fit
@@ -26,6 +27,7 @@ int cmd_account(const Args& args) {
     if (wants_data_parallel(train)) return cmd_train_data_parallel(train);  // --busbw: account_comm.cpp
     return account_train(train);
   }
+  if (!args.empty() && args[0] == "infer") return account_infer(Args(args.begin() + 1, args.end()));
   return account_model(args);
 }
 

@@ -50,7 +50,8 @@ json properties_json(const DTypeInfo& info) {
           {"decimal_digits", info.decimal_digits},
           {"significant_digits", info.significant_digits},
           {"has_inf", info.has_inf},
-          {"has_nan", info.has_nan}};
+          {"has_nan", info.has_nan},
+          {"aliases", dtype_row(info.dtype).aliases}};
 }
 
 void print_properties() {
@@ -64,7 +65,11 @@ void print_properties() {
                 g(i.epsilon).c_str(), i.decimal_digits, i.has_inf ? "yes" : "no", i.has_nan ? "yes" : "no");
   }
   std::printf("\n(exp, mant: exponent and stored mantissa bits; epsilon: 1 to the next value; digits: decimal\n"
-              " digits that always survive a round trip. f8e4m3 is OCP E4M3FN: no inf, NaN = S.1111.111.)\n\n");
+              " digits that always survive a round trip. f8e4m3 is OCP E4M3FN: no inf, NaN = S.1111.111.)\n");
+  std::printf("also spelled (--dtype, --to take these; \"torch.\" may lead; fp8 alone is two of them):\n");
+  for (const DTypeRow& row : dtype_rows())
+    std::printf("  %-7.*s %.*s\n", int(row.name.size()), row.name.data(), int(row.aliases.size()), row.aliases.data());
+  std::printf("\n");
   std::printf("compute modes (what the arithmetic units use; not all are storage types):\n");
   for (const ComputeModeInfo& mode : compute_modes())
     std::printf("  %-11.*s operands stored as %-13.*s %d exponent + %2d mantissa bits, accumulate in %.*s: %.*s\n",

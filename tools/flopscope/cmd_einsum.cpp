@@ -57,6 +57,31 @@ void print_json(std::string_view pattern, const EinsumPlan& plan, const std::vec
   std::printf("%s\n", out.dump(2).c_str());
 }
 
+// Without --shapes: the FLOPs as a formula in the axis names (einsum_formula).
+int print_formula(const std::string& pattern, EinsumForm form, bool json) {
+  EinsumFormula formula;
+  try {
+    formula = einsum_formula(pattern, form);
+  } catch (const PatternError& error) {
+    throw UsageError{error.what()};
+  }
+  if (json) {
+    const nlohmann::json out = {{"pattern", pattern},           {"form", form_name(formula.form)},
+                                {"input_axes", formula.input_axes}, {"output_axes", formula.output_axes},
+                                {"flops_formula", formula.flops}, {"terms", formula.terms}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("einsum %s  (%s form)\n", pattern.c_str(), form_name(formula.form));
+  for (std::size_t i = 0; i < formula.input_axes.size(); ++i)
+    std::printf("  x%zu axes %s\n", i, axes_text(formula.input_axes[i]).c_str());
+  std::printf("output axes: %s\n", axes_text(formula.output_axes).c_str());
+  std::printf("FLOPs: %s  (2 per multiply-add, as torch.utils.flop_counter counts the bmm/mm torch.einsum runs, "
+              "left to right; --shapes for the numbers)\n",
+              formula.flops.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int cmd_einsum(const Args& args) {
@@ -101,7 +126,7 @@ int cmd_einsum(const Args& args) {
     }
   }
   if (!pattern) throw UsageError{"needs a PATTERN, e.g. flopscope einsum \"bij,bkj->bik\" --shapes 2x3x4 2x5x4"};
-  if (!shapes_given) throw UsageError{"needs --shapes, one per operand (e.g. --shapes 2x3x4 2x5x4)"};
+  if (!shapes_given) return print_formula(*pattern, form, json);
   if (shapes.size() > 3) throw UsageError{"--shapes: 1 to 3 operands (got " + std::to_string(shapes.size()) + ")"};
   const EinsumOrder other = order == EinsumOrder::optimal ? EinsumOrder::left_to_right : EinsumOrder::optimal;
   EinsumPlan plan;

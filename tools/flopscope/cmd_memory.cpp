@@ -28,9 +28,7 @@ int cmd_memory(const Args& args) {
       shape = parse_shape(text);
       if (!shape || shape->empty()) throw UsageError{"--shape: cannot parse '" + text + "' (expected e.g. 49152x12288)"};
     } else if (name == "--params") {
-      const std::string text = options.take_value();
-      params = parse_count(text);
-      if (!params) throw UsageError{"--params: cannot parse '" + text + "' (expected e.g. 7e9, 175G, 1.3e9 as 13e8)"};
+      params = exact_count("--params", options.take_value());
     } else if (name == "--dtype") {
       dtype = dtype_option(options.take_value());
     } else if (name == "--optimizer") {

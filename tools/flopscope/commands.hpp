@@ -19,6 +19,7 @@ int cmd_dtypes(const Args& args);
 int cmd_convert(const Args& args);
 int cmd_memory(const Args& args);
 int cmd_einsum(const Args& args);
+int cmd_view(const Args& args);
 int cmd_init(const Args& args);
 int cmd_account(const Args& args);
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,10 +16,28 @@ enum class DType { f64, f32, f16, bf16, f8e4m3, f8e5m2 };
 inline constexpr std::array<DType, 6> kAllDTypes = {DType::f64,  DType::f32,    DType::f16,
                                                     DType::bf16, DType::f8e4m3, DType::f8e5m2};
 
+// Note [one dtype table]: every fact of a storage dtype is in one row of dtype.cpp's table, read
+// by numerics (float_layout: the bit layout, and from it range, epsilon, digits), compute modes
+// (natural_compute_mode), tensors (significand bits of random values) and `flopscope dtypes`.
+struct DTypeRow {
+  DType dtype;
+  std::string_view name;             // "f8e4m3": in case names and on the command line
+  std::size_t size;                  // bytes per element
+  int exponent_bits, mantissa_bits;  // the stored fields (the implicit leading bit not counted)
+  bool has_inf;                      // IEEE specials (all-ones exponent: inf, NaN); false: OCP E4M3FN (NaN only)
+  std::string_view natural_compute;  // the compute mode it computes in when nothing else is asked
+  std::string_view aliases;          // other names, space-separated: PyTorch's, ml_dtypes', short ones
+};
+std::span<const DTypeRow> dtype_rows();
+const DTypeRow& dtype_row(DType dtype);
+
 // Short name used in benchmark names and on the command line: "f32", "bf16", "f8e4m3", ...
 std::string_view dtype_name(DType dtype);
-// Inverse of dtype_name; also accepts common aliases (float32, fp16, half, bfloat16, e4m3, ...).
+// Inverse of dtype_name; also accepts common aliases (float32, fp16, half, bfloat16, e4m3, ...)
+// and PyTorch's and ml_dtypes' names (float8_e4m3fn, float8_e5m2; "torch." prefix allowed).
 std::optional<DType> parse_dtype(std::string_view text);
+// "fp8", "f8", "float8" (any case): a name that could be either fp8 format.
+bool is_ambiguous_fp8(std::string_view text);
 // "f64, f32, f16, bf16, f8e4m3, f8e5m2": for error messages.
 std::string dtype_list();
 // Bytes per element.

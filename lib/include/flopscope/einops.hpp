@@ -75,6 +75,21 @@ struct RearrangeResult {
 
 RearrangeResult rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {});
 
+// rearrange on paper, for a contiguous input whose every left-side axis has a length in `lengths`
+// (no "..."): the input's shape, the split-and-permuted view of it (always a view: what a copy
+// reads), the output's shape, and whether that is a view (its strides) or needs a copy (then the
+// strides are the copy's, contiguous). Nothing is allocated; PatternError as rearrange.
+struct RearrangePlan {
+  Shape input_shape;
+  Strides input_strides;
+  Shape permuted_shape;
+  Strides permuted_strides;
+  Shape output_shape;
+  Strides output_strides;
+  bool is_view = false;
+};
+RearrangePlan rearrange_plan(std::string_view pattern, const AxisLengths& lengths);
+
 enum class Reduction { sum, mean, max, min, prod };
 // "sum", "mean", "max", "min", "prod"; std::invalid_argument otherwise.
 Reduction parse_reduction(std::string_view name);
@@ -109,6 +124,20 @@ struct EinsumPlan {
 
 EinsumPlan einsum_plan(std::string_view pattern, std::span<const Shape> shapes,
                        EinsumOrder order = EinsumOrder::left_to_right, EinsumForm form = EinsumForm::automatic);
+
+// The FLOPs of an einsum as a formula in its axis names, for any sizes: "2*b*t*d*f", a sum of such
+// terms (one per bmm of the left-to-right order, batch m k n axes in that order; "0" when nothing
+// is contracted). It is einsum_plan's count with each axis a symbol: the plan is made at length 2
+// for every axis (no axis broadcasts) and each bmm step's axes are written out. PatternError for
+// "..." (its dimensions need shapes).
+struct EinsumFormula {
+  EinsumForm form = EinsumForm::classic;
+  std::vector<std::vector<std::string>> input_axes;
+  std::vector<std::string> output_axes;
+  std::vector<std::vector<std::string>> terms;  // each term's axes; its FLOPs are 2 x their product
+  std::string flops;                            // "2*b*t*d*f" or "2*b*i*j*k + 2*b*i*k*l"
+};
+EinsumFormula einsum_formula(std::string_view pattern, EinsumForm form = EinsumForm::automatic);
 
 // The value, by one walk over every axis (output and contracted) accumulating in double: a
 // reference. Operands must share one dtype; the result has it, row-major, on the first's device.
