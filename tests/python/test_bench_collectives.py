@@ -100,3 +100,39 @@ def test_a_rank_that_dies_or_hangs_ends_the_run_keeping_the_results(tmp_path, ho
     assert len(names) == 2 and all(not b.get("error_occurred") for b in data["benchmarks"]), names
     if hook.endswith("STALL"):
         assert "did not finish within the timeout" in proc.stderr
+
+
+def test_the_suite_without_mpirun_names_the_skips_and_keeps_the_rest(tmp_path):
+    # scripts/run_suite.py with mpirun missing from PATH: bench_collectives runs alone (every mpi
+    # case a named skip, exit 0), bench_copy beside it runs as always, the report is written, and the
+    # step after it (`account train --busbw`: no all_reduce ran) is one line, not a failure.
+    import sys
+    from pathlib import Path
+    build = tmp_path / "build"
+    (build / "bench").mkdir(parents=True)
+    (build / "tools").mkdir()
+    for name in ("bench_collectives", "bench_copy"):
+        (build / "bench" / name).symlink_to(binary(name))
+    tool = binary("bench_copy").parent.parent / "tools" / "flopscope"
+    if tool.exists():
+        (build / "tools" / "flopscope").symlink_to(tool)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "run_suite.py"), "--quick", "--build-dir", str(build),
+                           "--runs-dir", str(tmp_path / "runs"), "--only", "bench_collectives,bench_copy"],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(ENV, PATH=str(tmp_path / "empty"), MPLBACKEND="Agg",
+                                   FLOPSCOPE_CEILINGS_DIR=str(tmp_path / "ceilings")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = list((tmp_path / "runs").iterdir())
+    collectives = json.loads((run_dir / "bench_collectives.json").read_text())["benchmarks"]
+    assert collectives and all(b["error_message"] == "skipped: needs 2 ranks, this run has 1 (start it under mpirun -np 2)"
+                               for b in collectives if "/mpi/" in b["name"])
+    copies = json.loads((run_dir / "bench_copy.json").read_text())["benchmarks"]
+    assert any(not b.get("error_occurred") for b in copies)
+    assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
+    report = (run_dir / "report.md").read_text()
+    assert "needs 2 ranks, this run has 1 (start it under mpirun -np 2)" in report
+    assert "flopscope: mpirun not found (scripts/setup.sh installs openmpi-bin): bench_collectives runs alone" in proc.stderr
+    if tool.exists():
+        assert "flopscope account train --busbw exited 2: " in proc.stderr
+        assert "has no all_reduce case that ran" in proc.stderr
