@@ -161,21 +161,33 @@ std::optional<std::string> unsupported(const Spec& s) {
 // ---- the world: the ranks that mpirun started, or this process alone ----------------------------
 
 #ifdef FLOPSCOPE_HAVE_MPI
+// Whether MPI was started: only under a launcher (launched()); a process started alone never calls
+// MPI, since Open MPI's singleton start needs its daemon (orted, from openmpi-bin) on PATH.
+bool g_mpi = false;
+
+bool launched() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(variable)) return true;
+  return false;
+}
+
 // Whether `ok` holds on every rank (used where a rank's own failure must skip the case on all).
 [[maybe_unused]] bool all_ranks(bool ok) {
   int value = ok;
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (g_mpi) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return value != 0;
 }
 double slowest_rank(double seconds) {
-  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (g_mpi) MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return seconds;
 }
 std::int64_t over_ranks(std::int64_t count) {
-  MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (g_mpi) MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   return count;
 }
-void barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+void barrier() {
+  if (g_mpi) MPI_Barrier(MPI_COMM_WORLD);
+}
 #else
 [[maybe_unused]] bool all_ranks(bool ok) { return ok; }
 double slowest_rank(double seconds) { return seconds; }
@@ -768,8 +780,11 @@ int run_collectives(int argc, char** argv, const Family& family) {
 
 int main(int argc, char** argv) {
 #ifdef FLOPSCOPE_HAVE_MPI
-  // --help and --describe-like flags must not need a launcher: MPI starts as a singleton outside mpirun.
+  // Outside a launcher this process runs alone without MPI (--help, --describe, NCCL over this
+  // machine's GPUs; its mpi cases are named skips), whether or not mpirun is installed.
+  if (!launched()) return run_collectives(argc, argv, collectives_family());
   MPI_Init(&argc, &argv);
+  g_mpi = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
   const int code = run_collectives(argc, argv, collectives_family());
