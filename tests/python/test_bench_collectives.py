@@ -136,3 +136,33 @@ def test_the_suite_without_mpirun_names_the_skips_and_keeps_the_rest(tmp_path):
     if tool.exists():
         assert "flopscope account train --busbw exited 2: " in proc.stderr
         assert "has no all_reduce case that ran" in proc.stderr
+
+
+def test_gloo_beside_in_the_run_directory(tmp_path):
+    # scripts/checks/gloo_allreduce.py --run-dir, as the suite runs it after bench_collectives: a case per
+    # f32 sum out-of-place all_reduce size of the run's bench_collectives.json, validated (#wrong 0) and
+    # timed, in bench_collectives' format; without PyTorch, named skips.
+    import shutil
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    run_dir = tmp_path / "run"
+    shutil.copytree(root / "analysis" / "tests" / "fixtures" / "run_collectives", run_dir)
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "checks" / "gloo_allreduce.py"), f"--run-dir={run_dir}"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads((run_dir / "torch_gloo.json").read_text())
+    names = [b["run_name"].removesuffix("/manual_time") for b in data["benchmarks"]]
+    assert names == [f"collectives/gloo/f32/cpu/n={n}/coll=all_reduce/op=sum/place=out/ranks=2" for n in (1024, 65536)]
+    context = json.loads(data["context"]["flopscope"])
+    assert [c["role"] for c in context["cases"]] == ["baseline", "baseline"]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert all(b["error_message"].startswith("skipped: PyTorch is not installed") for b in data["benchmarks"])
+        return
+    for b in data["benchmarks"]:
+        n = int(b["run_name"].split("/")[4].split("=")[1])
+        assert not b.get("error_occurred") and b["wrong"] == 0 and b["bytes"] == 4 * n and b["iterations"] >= 10
+        assert b["algbw"] == pytest.approx(b["bytes"] / (b["real_time"] * 1e-6), rel=1e-9)
+        assert b["busbw"] == pytest.approx(b["algbw"], rel=1e-12)  # 2(n-1)/n = 1 for 2 ranks
