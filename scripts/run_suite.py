@@ -99,6 +99,7 @@ def launcher(binary: Path) -> list[str]:
 #     MFU) at the run's measured all_reduce busbw: the report's comm-vs-compute table.
 ACCOUNT_TRAIN = ["account", "train", "--model", "gpt2-small", "--devices", "8", "--batch", "8", "--seq", "1024",
                  "--device", "h100", "--mfu", "0.4", "--dtype", "bf16", "--json"]
+AFTER_TIMEOUT_S = 300  # gloo at the default sizes: 66 s measured at load 25 on 2 cores (mostly torch imports)
 AFTER = {"bench_collectives": [
     ("torch gloo all_reduce", lambda run_dir, tools_dir: (
         None, [sys.executable, str(ROOT / "scripts" / "checks" / "gloo_allreduce.py"), f"--run-dir={run_dir}"])),
@@ -115,7 +116,7 @@ def run_after(binary: Path, run_dir: Path, tools_dir: Path, env: dict) -> None:
         started = time.monotonic()
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                  timeout=600, preexec_fn=die_with_parent())
+                                  timeout=AFTER_TIMEOUT_S, preexec_fn=die_with_parent())
         except (OSError, subprocess.TimeoutExpired) as error:
             print(f"flopscope: {name}: {error}", file=sys.stderr)
             continue

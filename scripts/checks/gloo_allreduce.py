@@ -20,6 +20,8 @@ Two outputs:
 """
 import argparse
 import datetime
+import importlib.metadata
+import importlib.util
 import json
 import os
 import socket
@@ -35,7 +37,7 @@ def worker(rank, ranks, sizes, port, results):
     import torch
     import torch.distributed as dist
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=ranks)
+    dist.init_process_group("gloo", rank=rank, world_size=ranks, timeout=datetime.timedelta(seconds=120))
     torch.set_num_threads(1)
     for n in sizes:
         index = torch.arange(n, dtype=torch.int64)
@@ -73,16 +75,33 @@ def worker(rank, ranks, sizes, port, results):
     dist.destroy_process_group()
 
 
+def torch_version():
+    """PyTorch's version where it is installed, else None."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def measure(sizes, ranks, port, collect):
     """Runs the workers; the rows rank 0 measured where `collect`, else they are printed."""
-    import torch.multiprocessing as mp
+    import multiprocessing
     if not port:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-    context = mp.get_context("spawn")
+    context = multiprocessing.get_context("spawn")
     results = context.SimpleQueue() if collect else None
-    mp.start_processes(worker, args=(ranks, sizes, port, results), nprocs=ranks, join=True, start_method="spawn")
+    workers = [context.Process(target=worker, args=(rank, ranks, sizes, port, results)) for rank in range(ranks)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    failed = [w.exitcode for w in workers if w.exitcode != 0]
+    if failed:
+        raise SystemExit(f"gloo_allreduce: a worker exited {failed[0]}")
     rows = []
     while collect and not results.empty():
         rows.append(results.get())
@@ -130,15 +149,11 @@ def write_suite_file(run_dir, ranks, port):
     if not sizes:
         print(f"gloo_allreduce: skipped: {source} has no f32 sum out-of-place all_reduce case", file=sys.stderr)
         return 0
-    try:
-        import torch
-        version = torch.__version__
-    except ImportError:
-        torch, version = None, None
-    rows = {r["n"]: r for r in measure(sizes, ranks, port, collect=True)} if torch else {}
+    version = torch_version()  # found without importing it here (seconds): only the workers do
+    rows = {r["n"]: r for r in measure(sizes, ranks, port, collect=True)} if version else {}
     out = write_file(run_dir, sizes, ranks, rows, version)
     ran = sum(1 for n in sizes if n in rows)
-    print(f"gloo_allreduce: {ran} of {len(sizes)} sizes ran into {out}" + ("" if torch else f" ({SKIP_NO_TORCH})"),
+    print(f"gloo_allreduce: {ran} of {len(sizes)} sizes ran into {out}" + ("" if version else f" ({SKIP_NO_TORCH})"),
           file=sys.stderr)
     return 0
 
@@ -181,9 +196,7 @@ def main():
     if not args.sizes or any(n < 1 for n in args.sizes):
         print("gloo_allreduce: sizes must be positive element counts", file=sys.stderr)
         return 2
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    if torch_version() is None:
         print("gloo_allreduce: skipped: PyTorch is not installed", file=sys.stderr)
         return 0
     measure(args.sizes, args.ranks, args.port, collect=False)
