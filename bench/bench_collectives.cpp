@@ -606,8 +606,8 @@ std::optional<std::string> one_rank_problem(const Spec& s, int ranks) {
   if (ranks >= 2) return std::nullopt;
   if (s.collective == Collective::send_recv) return "send_recv needs 2 GPUs (a peer), this machine shows 1";
   if (bus_bandwidth_factor(s.collective, ranks) == 0)
-    return "needs 2 GPUs: with 1, nothing crosses a link (busbw factor " + std::string(collective_name(s.collective)) +
-           " = 0)";
+    return "needs 2 GPUs: with 1, " + std::string(collective_name(s.collective)) +
+           " moves nothing across a link (busbw factor 0)";
   return std::nullopt;
 }
 

@@ -166,3 +166,26 @@ def test_gloo_beside_in_the_run_directory(tmp_path):
         assert not b.get("error_occurred") and b["wrong"] == 0 and b["bytes"] == 4 * n and b["iterations"] >= 10
         assert b["algbw"] == pytest.approx(b["bytes"] / (b["real_time"] * 1e-6), rel=1e-9)
         assert b["busbw"] == pytest.approx(b["algbw"], rel=1e-12)  # 2(n-1)/n = 1 for 2 ranks
+
+
+def test_gpu_suite_on_one_gpu_names_what_needs_two():
+    # The gpu suite outside mpirun: NCCL over this process's GPUs (ranks = GPUs; 1 where there is at
+    # most one, as here). With one, send_recv and the collectives of busbw factor 0 are named skips;
+    # broadcast and reduce (factor 1) are cases.
+    proc = subprocess.run([str(binary("bench_collectives")), "--suite=gpu", "--sizes=1Ki", "--describe"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    cases = {c["name"]: c for c in json.loads(proc.stdout)["cases"]}
+    if not cases or any((c["skip"] or "").startswith("built without NCCL") for c in cases.values()):
+        pytest.skip("built without CUDA, so without NCCL")
+    if any("/ranks=1" not in name for name in cases):
+        pytest.skip("this machine shows several GPUs")
+    skips = {extras(n)["coll"]: c["skip"] for n, c in cases.items() if n.startswith("collectives/nccl/f32/")}
+    assert skips == {
+        "all_reduce": "needs 2 GPUs: with 1, all_reduce moves nothing across a link (busbw factor 0)",
+        "all_gather": "needs 2 GPUs: with 1, all_gather moves nothing across a link (busbw factor 0)",
+        "reduce_scatter": "needs 2 GPUs: with 1, reduce_scatter moves nothing across a link (busbw factor 0)",
+        "all_to_all": "needs 2 GPUs: with 1, all_to_all moves nothing across a link (busbw factor 0)",
+        "send_recv": "send_recv needs 2 GPUs (a peer), this machine shows 1",
+        "broadcast": None, "reduce": None}
+    assert {n.split("/")[2] for n in cases} == {"f32", "bf16"} and all("/place=out/" in n for n in cases)
