@@ -485,7 +485,8 @@ std::variant<Call, std::string> make_call(const Spec& s, const Parts& parts, int
     bool ok = true;
     for (std::size_t i = 0; i < parts.size(); ++i) {
       Part* p = parts[i].get();
-      ok = ok && cudaSetDevice(nccl().local[i].gpu) == cudaSuccess && cudaMalloc(&p->device_recv, p->host_recv.size()) == cudaSuccess &&
+      ok = ok && cudaSetDevice(nccl().local[i].gpu) == cudaSuccess &&
+           cudaMalloc(&p->device_recv, p->host_recv.size()) == cudaSuccess &&
            (p->b.same || cudaMalloc(&p->device_send, p->host_send.size()) == cudaSuccess) &&
            cudaMemcpy(p->device_recv, p->host_recv.data(), p->host_recv.size(), cudaMemcpyHostToDevice) == cudaSuccess &&
            (p->b.same ||
