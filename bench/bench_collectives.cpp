@@ -3,7 +3,11 @@
 // input, all_to_all's send buffer; lib/comm.hpp's Note [algbw and busbw]) over the ranks that
 // mpirun started:
 //   mpi    MPI on the CPU (ranks = processes: mpirun --allow-run-as-root -np 2 --mca btl self,vader)
-//   nccl   NCCL on the GPUs, one rank per GPU, its communicator bootstrapped through MPI
+//   nccl   NCCL on the GPUs, one rank per GPU: under mpirun one process per GPU, the communicator
+//          bootstrapped through MPI; outside mpirun (or built without MPI: the GPU bundle) this one
+//          process drives every visible GPU (ncclCommInitAll, nccl-tests' -g), the rank count the
+//          GPUs'. With one GPU, send_recv and the collectives whose busbw factor is 0 (nothing
+//          crosses a link) are named skips; broadcast and reduce run (NCCL's one-rank copy).
 // Counters: bytes_per_second = algbw = bytes / time; busbw = algbw x factor(collective, ranks);
 // wrong = elements that differ from the expected result after the validated run (a case with any
 // is failed, never timed). Time = the slowest rank's: every iteration starts after a barrier and
@@ -11,8 +15,9 @@
 // so every rank makes the same iteration-count decisions. Only rank 0 reports and writes the
 // JSON, rewritten whole after every case (a rank that dies loses only the case in flight); a case
 // that takes longer than FLOPSCOPE_COLLECTIVE_TIMEOUT_S (default 120 s) ends the run with one line
-// instead of hanging. With one rank every case is a named skip (a collective needs 2); a size a
-// split collective cannot divide by the ranks is a named skip; a build without MPI skips all.
+// instead of hanging. With one MPI rank every mpi case is a named skip (a collective needs 2); a
+// size a split collective cannot divide by the ranks is a named skip; a build without MPI skips
+// the mpi cases, one without NCCL (no CUDA) has no GPU cases.
 //
 // Each rank's input is small integers (1..3, or 1..2 for prod) that depend on the rank and the
 // index, so every sum, product, max and min is exact in every dtype and the expected result is
@@ -26,7 +31,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <thread>
+#include <tuple>
+#include <variant>
 #include <unistd.h>
 #include <vector>
 
@@ -150,6 +158,43 @@ std::optional<std::string> unsupported(const Spec& s) {
   return std::nullopt;
 }
 
+// ---- the world: the ranks that mpirun started, or this process alone ----------------------------
+
+#ifdef FLOPSCOPE_HAVE_MPI
+// Whether MPI was started: only under a launcher (launched()); a process started alone never calls
+// MPI, since Open MPI's singleton start needs its daemon (orted, from openmpi-bin) on PATH.
+bool g_mpi = false;
+
+bool launched() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(variable)) return true;
+  return false;
+}
+
+// Whether `ok` holds on every rank (used where a rank's own failure must skip the case on all).
+[[maybe_unused]] bool all_ranks(bool ok) {
+  int value = ok;
+  if (g_mpi) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return value != 0;
+}
+double slowest_rank(double seconds) {
+  if (g_mpi) MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return seconds;
+}
+std::int64_t over_ranks(std::int64_t count) {
+  if (g_mpi) MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return count;
+}
+void barrier() {
+  if (g_mpi) MPI_Barrier(MPI_COMM_WORLD);
+}
+#else
+[[maybe_unused]] bool all_ranks(bool ok) { return ok; }
+double slowest_rank(double seconds) { return seconds; }
+std::int64_t over_ranks(std::int64_t count) { return count; }
+void barrier() {}
+#endif
+
 // ---- backends ---------------------------------------------------------------------------------
 
 // One collective on this rank's buffers (device pointers for NCCL), and the wait for its end.
@@ -202,41 +247,82 @@ Call mpi_call(const Spec& s, char* send, char* recv, int rank, int ranks) {
 #endif
 
 #ifdef FLOPSCOPE_HAVE_NCCL
-struct Nccl {
+int visible_gpus() {
+  static const int gpus = [] {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+  }();
+  return gpus;
+}
+
+// One NCCL rank that this process drives: its GPU, communicator and stream.
+struct NcclRank {
+  int rank = 0, gpu = 0;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
-  int gpu = 0;
+};
+
+struct Nccl {
+  std::vector<NcclRank> local;  // under mpirun this process's one rank; alone every GPU's
   std::optional<std::string> unavailable;
 };
 
-// The communicator, made once: rank r on GPU (local rank mod GPUs), the unique id from rank 0.
+// The communicator's ranks: mpirun's, or outside it this process's every visible GPU.
+int nccl_ranks() { return g_ranks > 1 ? g_ranks : std::max(1, visible_gpus()); }
+
+// The communicators, made once: under mpirun rank r on GPU (local rank), the unique id from rank 0
+// through MPI; alone, ncclCommInitAll over every visible GPU.
 Nccl& nccl() {
   static Nccl n = [] {
     Nccl made;
-    int gpus = 0;
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
-    int local_ranks = 1, local_rank = 0;
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    MPI_Comm_size(local, &local_ranks);
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_free(&local);
-    int fewest = gpus - local_ranks;
-    MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (fewest < 0) {
-      made.unavailable = "one rank per GPU: " + std::to_string(local_ranks) + " ranks on a machine with " +
-                         std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
+    const int gpus = visible_gpus();
+    if (g_ranks > 1) {
+#ifdef FLOPSCOPE_HAVE_MPI
+      int local_ranks = 1, local_rank = 0;
+      MPI_Comm local;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+      MPI_Comm_size(local, &local_ranks);
+      MPI_Comm_rank(local, &local_rank);
+      MPI_Comm_free(&local);
+      int fewest = gpus - local_ranks;
+      MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (fewest < 0) {
+        made.unavailable = "one rank per GPU: " + std::to_string(local_ranks) + " ranks on a machine with " +
+                           std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
+        return made;
+      }
+      NcclRank mine{.rank = g_rank, .gpu = local_rank};
+      cudaSetDevice(mine.gpu);
+      ncclUniqueId id;
+      if (g_rank == 0) ncclGetUniqueId(&id);
+      MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+      const bool ok = ncclCommInitRank(&mine.comm, g_ranks, id, g_rank) == ncclSuccess &&
+                      cudaStreamCreate(&mine.stream) == cudaSuccess;
+      if (!all_ranks(ok)) made.unavailable = "ncclCommInitRank failed on a rank";
+      else made.local.push_back(mine);
+#endif
       return made;
     }
-    made.gpu = local_rank;
-    cudaSetDevice(made.gpu);
-    ncclUniqueId id;
-    if (g_rank == 0) ncclGetUniqueId(&id);
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    int ok = ncclCommInitRank(&made.comm, g_ranks, id, g_rank) == ncclSuccess &&
-             cudaStreamCreate(&made.stream) == cudaSuccess;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) made.unavailable = "ncclCommInitRank failed on a rank";
+    if (gpus < 1) {
+      made.unavailable = "no CUDA GPU visible";
+      return made;
+    }
+    std::vector<ncclComm_t> comms(std::size_t(gpus), nullptr);
+    std::vector<int> list(static_cast<std::size_t>(gpus));
+    std::iota(list.begin(), list.end(), 0);
+    if (const ncclResult_t result = ncclCommInitAll(comms.data(), gpus, list.data()); result != ncclSuccess) {
+      made.unavailable = "ncclCommInitAll over " + std::to_string(gpus) + " GPUs failed: " + ncclGetErrorString(result);
+      return made;
+    }
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      NcclRank rank{.rank = gpu, .gpu = gpu, .comm = comms[std::size_t(gpu)]};
+      if (cudaSetDevice(gpu) != cudaSuccess || cudaStreamCreate(&rank.stream) != cudaSuccess) {
+        made.unavailable = "cudaStreamCreate failed on GPU " + std::to_string(gpu);
+        made.local.clear();
+        return made;
+      }
+      made.local.push_back(rank);
+    }
     return made;
   }();
   return n;
@@ -259,47 +345,34 @@ ncclRedOp_t nccl_op(const std::string& op) {
   return ncclSum;
 }
 
-Call nccl_call(const Spec& s, char* send, char* recv, int rank, int ranks) {
-  Nccl& n = nccl();
+// Queues one rank's part of the collective on its stream (inside the caller's group).
+void nccl_issue(const Spec& s, const NcclRank& r, char* send, char* recv, int ranks) {
   const ncclDataType_t type = nccl_type(s.dtype);
   const std::size_t size = dtype_size(s.dtype), count = std::size_t(s.count), piece = count / std::size_t(ranks);
   const ncclRedOp_t op = nccl_op(s.op);
-  ncclComm_t comm = n.comm;
-  cudaStream_t stream = n.stream;
   char* in = s.in_place ? recv : send;
-  auto finish = [stream] { cudaStreamSynchronize(stream); };
   switch (s.collective) {
-    case Collective::all_reduce: return [=] { ncclAllReduce(in, recv, count, type, op, comm, stream); finish(); };
-    case Collective::all_gather: {
-      char* from = s.in_place ? recv + std::size_t(rank) * piece * size : send;
-      return [=] { ncclAllGather(from, recv, piece, type, comm, stream); finish(); };
-    }
-    case Collective::reduce_scatter: {
-      char* to = s.in_place ? recv + std::size_t(rank) * piece * size : recv;
-      return [=] { ncclReduceScatter(in, to, piece, type, op, comm, stream); finish(); };
-    }
-    case Collective::broadcast: return [=] { ncclBroadcast(in, recv, count, type, 0, comm, stream); finish(); };
-    case Collective::reduce: return [=] { ncclReduce(in, recv, count, type, op, 0, comm, stream); finish(); };
+    case Collective::all_reduce: ncclAllReduce(in, recv, count, type, op, r.comm, r.stream); return;
+    case Collective::all_gather:
+      ncclAllGather(s.in_place ? recv + std::size_t(r.rank) * piece * size : send, recv, piece, type, r.comm, r.stream);
+      return;
+    case Collective::reduce_scatter:
+      ncclReduceScatter(in, s.in_place ? recv + std::size_t(r.rank) * piece * size : recv, piece, type, op, r.comm,
+                        r.stream);
+      return;
+    case Collective::broadcast: ncclBroadcast(in, recv, count, type, 0, r.comm, r.stream); return;
+    case Collective::reduce: ncclReduce(in, recv, count, type, op, 0, r.comm, r.stream); return;
     case Collective::all_to_all:
-      return [=] {
-        ncclGroupStart();
-        for (int r = 0; r < ranks; ++r) {
-          ncclSend(send + std::size_t(r) * piece * size, piece, type, r, comm, stream);
-          ncclRecv(recv + std::size_t(r) * piece * size, piece, type, r, comm, stream);
-        }
-        ncclGroupEnd();
-        finish();
-      };
+      for (int peer = 0; peer < ranks; ++peer) {
+        ncclSend(send + std::size_t(peer) * piece * size, piece, type, peer, r.comm, r.stream);
+        ncclRecv(recv + std::size_t(peer) * piece * size, piece, type, peer, r.comm, r.stream);
+      }
+      return;
     case Collective::send_recv:
-      return [=] {
-        ncclGroupStart();
-        ncclSend(send, count, type, (rank + 1) % ranks, comm, stream);
-        ncclRecv(recv, count, type, (rank - 1 + ranks) % ranks, comm, stream);
-        ncclGroupEnd();
-        finish();
-      };
+      ncclSend(send, count, type, (r.rank + 1) % ranks, r.comm, r.stream);
+      ncclRecv(recv, count, type, (r.rank - 1 + ranks) % ranks, r.comm, r.stream);
+      return;
   }
-  return [] {};
 }
 #endif
 
@@ -342,14 +415,6 @@ double now_seconds() {
   return s;
 }
 
-#ifdef FLOPSCOPE_HAVE_MPI
-// Whether `ok` holds on every rank (used where a rank's own failure must skip the case on all).
-[[maybe_unused]] bool all_ranks(bool ok) {
-  int value = ok;
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return value != 0;
-}
-
 // Test hooks: FLOPSCOPE_COLLECTIVES_DIE=<rank>:<case number> ends that rank at the start of that
 // case (counted from 0 in registration order), as a crashed rank would; _STALL=<rank>:<case>
 // makes it wait forever there, as a hung one would (the watchdog must end the run).
@@ -365,81 +430,141 @@ void maybe_die(int case_number) {
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+// The ranks of a backend's collectives: mpi: the processes mpirun started; nccl: those, or the
+// GPUs of this one process outside mpirun.
+int ranks_of(const std::string& backend) {
+#ifdef FLOPSCOPE_HAVE_NCCL
+  if (backend == "nccl") return nccl_ranks();
+#endif
+  return backend == "mpi" ? g_ranks : 1;
+}
+
+// One rank's part that this process holds: its host buffers (MPI's operands; NCCL's staging) and,
+// for NCCL, its device buffers.
+struct Part {
+  int rank = 0;
+  Buffers b;
+  std::vector<char> host_send, host_recv;
+  char *device_send = nullptr, *device_recv = nullptr;
+  Part() = default;
+  Part(const Part&) = delete;
+  Part& operator=(const Part&) = delete;
+  ~Part() {
+#ifdef FLOPSCOPE_HAVE_NCCL
+    cudaFree(device_send), cudaFree(device_recv);
+#endif
+  }
+};
+
+std::unique_ptr<Part> make_part(const Spec& s, int rank, int ranks) {
+  auto p = std::make_unique<Part>();
+  p->rank = rank;
+  p->b = buffers_of(s, rank, ranks);
+  const std::size_t size = dtype_size(s.dtype);
+  p->host_send.resize(std::size_t(p->b.same ? 0 : p->b.send_elements) * size);
+  p->host_recv.resize(std::size_t(p->b.recv_elements) * size);
+  char* input = p->b.same ? p->host_recv.data() + p->b.input_offset * std::int64_t(size) : p->host_send.data();
+  std::memset(p->host_recv.data(), 0xA5, p->host_recv.size());
+  // The broadcast's root holds the data (in place: in the one buffer).
+  if (s.collective != Collective::broadcast || rank == 0)
+    for (std::int64_t i = 0; i < p->b.input_elements; ++i) store(input, s.dtype, i, input_value(s, rank, i));
+  return p;
+}
+
+using Parts = std::vector<std::unique_ptr<Part>>;
+
+// The collective over this process's parts, or why it cannot run (the same answer on every rank).
+std::variant<Call, std::string> make_call(const Spec& s, const Parts& parts, int ranks) {
+  if (s.backend == "mpi") {
+#ifdef FLOPSCOPE_HAVE_MPI
+    return mpi_call(s, parts[0]->host_send.data(), parts[0]->host_recv.data(), parts[0]->rank, ranks);
+#endif
+  }
+#ifdef FLOPSCOPE_HAVE_NCCL
+  if (s.backend == "nccl") {
+    bool ok = true;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      Part* p = parts[i].get();
+      ok = ok && cudaSetDevice(nccl().local[i].gpu) == cudaSuccess &&
+           cudaMalloc(&p->device_recv, p->host_recv.size()) == cudaSuccess &&
+           (p->b.same || cudaMalloc(&p->device_send, p->host_send.size()) == cudaSuccess) &&
+           cudaMemcpy(p->device_recv, p->host_recv.data(), p->host_recv.size(), cudaMemcpyHostToDevice) == cudaSuccess &&
+           (p->b.same ||
+            cudaMemcpy(p->device_send, p->host_send.data(), p->host_send.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+    }
+    if (!all_ranks(ok)) return std::string("cudaMalloc/cudaMemcpy of the buffers failed on a rank");
+    std::vector<std::tuple<NcclRank, char*, char*>> issued;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      issued.emplace_back(nccl().local[i], parts[i]->device_send, parts[i]->device_recv);
+    return Call([s, issued, ranks] {
+      ncclGroupStart();
+      for (const auto& [r, send, recv] : issued) nccl_issue(s, r, send, recv, ranks);
+      ncclGroupEnd();
+      for (const auto& [r, send, recv] : issued) cudaStreamSynchronize(r.stream);
+    });
+  }
+#endif
+  (void)parts, (void)ranks;
+  return s.backend + ": not built";
+}
+
 void run_collective(benchmark::State& state, const DeviceContext& device, const Case& c, int case_number) {
   maybe_die(case_number);
   if (device.unavailable) return skip(state, *device.unavailable);
   if (c.skip) return skip(state, *c.skip);
   const Spec s = spec_of(c);
-  const Buffers b = buffers_of(s, g_rank, g_ranks);
-  const std::size_t size = dtype_size(s.dtype);
-  // Host buffers: the input and result, and the operands themselves on the CPU.
-  std::vector<char> host_send(std::size_t(b.same ? 0 : b.send_elements) * size);
-  std::vector<char> host_recv(std::size_t(b.recv_elements) * size);
-  char* input = b.same ? host_recv.data() + b.input_offset * std::int64_t(size) : host_send.data();
-  std::memset(host_recv.data(), 0xA5, host_recv.size());
-  // The broadcast's root holds the data (in place: in the one buffer).
-  const bool has_input = s.collective != Collective::broadcast || g_rank == 0;
-  if (has_input)
-    for (std::int64_t i = 0; i < b.input_elements; ++i) store(input, s.dtype, i, input_value(s, g_rank, i));
-  char *send = host_send.data(), *recv = host_recv.data();
-  Call call;
-  std::optional<std::string> unavailable;
+  const int ranks = ranks_of(s.backend);
+  // This process's ranks: its own (MPI; NCCL under mpirun) or every GPU's (NCCL alone).
+  std::vector<int> mine = {g_rank};
 #ifdef FLOPSCOPE_HAVE_NCCL
-  char *device_send = nullptr, *device_recv = nullptr;
   if (s.backend == "nccl") {
-    unavailable = nccl().unavailable;
-    if (!unavailable) {
-      bool ok = cudaMalloc(&device_recv, host_recv.size()) == cudaSuccess &&
-                (b.same || cudaMalloc(&device_send, host_send.size()) == cudaSuccess);
-      ok = ok && cudaMemcpy(device_recv, host_recv.data(), host_recv.size(), cudaMemcpyHostToDevice) == cudaSuccess;
-      if (ok && !b.same)
-        ok = cudaMemcpy(device_send, host_send.data(), host_send.size(), cudaMemcpyHostToDevice) == cudaSuccess;
-      if (!all_ranks(ok)) unavailable = "cudaMalloc/cudaMemcpy of the buffers failed on a rank";
-      else call = nccl_call(s, device_send, device_recv, g_rank, g_ranks);
-    }
+    if (nccl().unavailable) return skip(state, *nccl().unavailable);
+    mine.clear();
+    for (const NcclRank& r : nccl().local) mine.push_back(r.rank);
   }
-  struct Free {
-    char *a, *b;
-    ~Free() { cudaFree(a), cudaFree(b); }
-  } free_device{device_send, device_recv};
 #endif
-  if (s.backend == "mpi") call = mpi_call(s, send, recv, g_rank, g_ranks);
-  if (unavailable) return skip(state, *unavailable);
-  if (!call) return skip(state, s.backend + ": not built");
+  Parts parts;
+  for (int rank : mine) parts.push_back(make_part(s, rank, ranks));
+  auto made = make_call(s, parts, ranks);
+  if (auto* why = std::get_if<std::string>(&made)) return skip(state, *why);
+  const Call call = std::get<Call>(made);
   call();
 #ifdef FLOPSCOPE_HAVE_NCCL
-  if (s.backend == "nccl") cudaMemcpy(host_recv.data(), device_recv, host_recv.size(), cudaMemcpyDeviceToHost);
+  if (s.backend == "nccl")
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      cudaSetDevice(nccl().local[i].gpu);
+      cudaMemcpy(parts[i]->host_recv.data(), parts[i]->device_recv, parts[i]->host_recv.size(), cudaMemcpyDeviceToHost);
+    }
 #endif
   // A test hook: FLOPSCOPE_COLLECTIVES_CORRUPT=<rank> changes that rank's first result element,
   // as a broken transport would (the case must then fail with #wrong = 1).
-  if (const char* corrupt = std::getenv("FLOPSCOPE_COLLECTIVES_CORRUPT"); corrupt && std::atoi(corrupt) == g_rank && b.checked)
-    store(host_recv.data(), s.dtype, b.result_offset, 1000);
+  const char* corrupt = std::getenv("FLOPSCOPE_COLLECTIVES_CORRUPT");
   // #wrong over every rank's result.
   std::int64_t wrong = 0;
-  if (b.checked)
-    for (std::int64_t j = 0; j < b.result_elements; ++j)
-      wrong += load(host_recv.data(), s.dtype, b.result_offset + j) != expected_value(s, g_rank, g_ranks, j);
-  MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  for (auto& p : parts) {
+    if (!p->b.checked) continue;
+    if (corrupt && std::atoi(corrupt) == p->rank) store(p->host_recv.data(), s.dtype, p->b.result_offset, 1000);
+    for (std::int64_t j = 0; j < p->b.result_elements; ++j)
+      wrong += load(p->host_recv.data(), s.dtype, p->b.result_offset + j) != expected_value(s, p->rank, ranks, j);
+  }
+  wrong = over_ranks(wrong);
   if (wrong > 0) {
     state.counters["wrong"] = double(wrong);
     return fail(state, s.backend + ": " + std::to_string(wrong) + " elements differ from the expected result");
   }
   for (auto _ : state) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier();
     const auto start = std::chrono::steady_clock::now();
     call();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    state.SetIterationTime(seconds);
+    state.SetIterationTime(slowest_rank(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   }
-  set_counters(state, device, c, {{"wrong", 0}, {"ranks", double(g_ranks)}});
-  const double factor = bus_bandwidth_factor(s.collective, g_ranks);
+  set_counters(state, device, c, {{"wrong", 0}, {"ranks", double(ranks)}});
+  const double factor = bus_bandwidth_factor(s.collective, ranks);
   using benchmark::Counter;
   state.counters["algbw"] = Counter(double(c.cost.bytes), Counter::kIsIterationInvariantRate);
   state.counters["busbw"] = Counter(double(c.cost.bytes) * factor, Counter::kIsIterationInvariantRate);
   state.counters["bus_factor"] = factor;
 }
-#endif
 
 // ---- the family -------------------------------------------------------------------------------
 
@@ -449,11 +574,12 @@ std::vector<AxisValue> words(std::initializer_list<const char*> list) {
   return values;
 }
 
-// 4 KiB .. 64 MiB in x4 steps: from latency- to bandwidth-bound (the 64 MiB of torch.distributed's
-// gloo figure in the issue).
-std::vector<AxisValue> default_counts(const DeviceContext&, DType dtype) {
+// 4 KiB .. 64 MiB in x4 steps on the CPU: from latency- to bandwidth-bound (the 64 MiB of
+// torch.distributed's gloo figure in the issue); on GPUs on to 256 MiB, where NVLink's busbw levels.
+std::vector<AxisValue> default_counts(const DeviceContext& device, DType dtype) {
   std::vector<AxisValue> counts;
-  for (std::int64_t bytes = 4096; bytes <= (std::int64_t{64} << 20); bytes *= 4)
+  const std::int64_t largest = std::int64_t{device.device.is_cpu() ? 64 : 256} << 20;
+  for (std::int64_t bytes = 4096; bytes <= largest; bytes *= 4)
     counts.emplace_back(std::vector{bytes / std::int64_t(dtype_size(dtype))});
   return counts;
 }
@@ -462,6 +588,28 @@ std::vector<std::string> collective_names() {
   std::vector<std::string> names;
   for (Collective c : kAllCollectives) names.emplace_back(collective_name(c));
   return names;
+}
+
+// nullopt, or why `ranks` ranks of the backend cannot run the spec: a build without the backend;
+// one MPI rank (outside mpirun); one GPU, where send_recv has no peer and a collective whose busbw
+// factor is 0 moves nothing across a link (broadcast and reduce run: NCCL's one-rank copy).
+std::optional<std::string> one_rank_problem(const Spec& s, int ranks) {
+  if (s.backend == "mpi") {
+#ifndef FLOPSCOPE_HAVE_MPI
+    return "built without MPI (install libopenmpi-dev and reconfigure: scripts/setup.sh)";
+#endif
+    if (ranks < 2) return "needs 2 ranks, this run has 1 (start it under mpirun -np 2)";
+    return std::nullopt;
+  }
+#ifndef FLOPSCOPE_HAVE_NCCL
+  return "built without NCCL (it comes with the CUDA toolkit: a build with CUDA links it)";
+#endif
+  if (ranks >= 2) return std::nullopt;
+  if (s.collective == Collective::send_recv) return "send_recv needs 2 GPUs (a peer), this machine shows 1";
+  if (bus_bandwidth_factor(s.collective, ranks) == 0)
+    return "needs 2 GPUs: with 1, " + std::string(collective_name(s.collective)) +
+           " moves nothing across a link (busbw factor 0)";
+  return std::nullopt;
 }
 
 std::optional<Case> build(const Point& p) {
@@ -475,30 +623,25 @@ std::optional<Case> build(const Point& p) {
   std::vector<std::pair<std::string, std::string>> extras = {{"coll", std::string(collective_name(s.collective))}};
   if (!s.op.empty()) extras.emplace_back("op", s.op);
   extras.emplace_back("place", s.in_place ? "in" : "out");
-  extras.emplace_back("ranks", std::to_string(g_ranks));
+  const int ranks = ranks_of(s.backend);
+  extras.emplace_back("ranks", std::to_string(ranks));
   Case c;
   c.name = {"collectives", p.variant, std::string(dtype_name(p.dtype)), p.device->device.str(), {{"n", s.count}}, extras};
   c.bound = Bound::memory;
-  if (auto problem = layout_problem(s.collective, s.count, g_ranks)) {
+  if (auto problem = layout_problem(s.collective, s.count, ranks)) {
     c.skip = *problem;
     return c;
   }
-  c.cost = collective_cost(s.collective, s.count, s.dtype, g_ranks);
-#ifndef FLOPSCOPE_HAVE_MPI
-  c.skip = "built without MPI (install libopenmpi-dev and reconfigure: scripts/setup.sh)";
-#else
-  if (g_ranks < 2) c.skip = "needs 2 ranks, this run has 1 (start it under mpirun -np 2)";
-#endif
+  c.cost = collective_cost(s.collective, s.count, s.dtype, ranks);
+  c.skip = one_rank_problem(s, ranks);
   if (!c.skip) c.skip = unsupported(s);
-  // The harness's own runner (a build without MPI) reaches only skips; never a real run.
-  c.prepare = [](std::span<const TensorRef>) -> kernels::Runner { return [](kernels::Stream) {}; };
   return c;
 }
 
 Family collectives_family() {
   return Family{
       .binary = "bench_collectives",
-      .summary = "Collectives over MPI (CPU ranks) and NCCL (one rank per GPU), under mpirun: algbw, busbw, #wrong.",
+      .summary = "Collectives over MPI (CPU ranks, under mpirun) and NCCL (one rank per GPU): algbw, busbw, #wrong.",
       .dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16},
       .default_dtypes = {DType::f32},
       .axes = {{.name = "coll", .flag = "collectives", .kind = Axis::Kind::choices, .help = "collectives",
@@ -526,11 +669,11 @@ Family collectives_family() {
       .suites = {{"default", {"--devices=cpu"}},
                  {"quick",
                   {"--devices=cpu", "--collectives=all_reduce,all_gather,send_recv", "--sizes=1Ki,1Mi",
-                   "--placements=out"}}},
+                   "--placements=out"}},
+                 {"gpu", {"--devices=cuda:0", "--dtypes=f32,bf16", "--placements=out"}}},
   };
 }
 
-#ifdef FLOPSCOPE_HAVE_MPI
 // Google Benchmark's console table without its context block (the device lines are printed
 // instead, as every bench binary does).
 class ConsoleTable : public benchmark::ConsoleReporter {
@@ -555,7 +698,8 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
   return value;
 }
 
-int run_under_mpi(int argc, char** argv, const Family& family) {
+// The harness's flags and reporting, with every rank running every case (rank 0 reports).
+int run_collectives(int argc, char** argv, const Family& family) {
   Selection selection = parse_flags(argc, argv, family);
   const std::string out = flag_value(selection.benchmark_args, "--benchmark_out");
   if (g_rank == 0 && !out.empty() && !std::ofstream(out, std::ios::app))
@@ -613,7 +757,7 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
   int status = 0;
   if (g_rank == 0) {
     for (const auto& line : device_lines(devices)) std::fprintf(stderr, "%s: %s\n", family.binary.c_str(), line.c_str());
-    std::fprintf(stderr, "%s: %d MPI ranks\n", family.binary.c_str(), g_ranks);
+    std::fprintf(stderr, "%s: %d MPI rank%s\n", family.binary.c_str(), g_ranks, g_ranks == 1 ? "" : "s");
     ConsoleTable console(benchmark::ConsoleReporter::OO_Tabular);
     if (out.empty()) {
       benchmark::RunSpecifiedBenchmarks(&console);
@@ -632,20 +776,22 @@ int run_under_mpi(int argc, char** argv, const Family& family) {
   benchmark::Shutdown();
   return status;
 }
-#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
 #ifdef FLOPSCOPE_HAVE_MPI
-  // --help and --describe-like flags must not need a launcher: MPI starts as a singleton outside mpirun.
+  // Outside a launcher this process runs alone without MPI (--help, --describe, NCCL over this
+  // machine's GPUs; its mpi cases are named skips), whether or not mpirun is installed.
+  if (!launched()) return run_collectives(argc, argv, collectives_family());
   MPI_Init(&argc, &argv);
+  g_mpi = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
-  const int code = run_under_mpi(argc, argv, collectives_family());
+  const int code = run_collectives(argc, argv, collectives_family());
   MPI_Finalize();
   return code;
 #else
-  return run_family(argc, argv, collectives_family());
+  return run_collectives(argc, argv, collectives_family());
 #endif
 }

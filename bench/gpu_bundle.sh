@@ -3,7 +3,8 @@
 # packages of scripts/setup.sh): every bench_* binary, every test_* binary and the flopscope tool,
 # for sm_80, sm_89 and sm_90 (CMake preset gpu-bundle, in build-gpu-bundle/), copied into
 # build-gpu-bundle/bundle/ with the shared libraries that a GPU machine lacks (Google Benchmark,
-# libgomp). There they need only the driver and CUDA 13's cuBLAS: the CUDA runtime is linked
+# libgomp). There they need only the driver, CUDA 13's cuBLAS and NCCL (bench_collectives; 200 MiB,
+# from the machine: CUDA 13 or PyTorch's nvidia-nccl-cu13 wheel): the CUDA runtime is linked
 # statically, GoogleTest is static, warnings are not errors (FLOPSCOPE_WERROR=OFF), no oneDNN or
 # OpenBLAS. bench/gpu_check.sh runs it there (README: "On a machine with a GPU").
 #
@@ -21,7 +22,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # (every Linux machine with a C++ toolchain's programs has them) and NVIDIA's driver and CUDA
 # libraries (the GPU machine's own CUDA 13). Everything else must come from the bundle's lib/.
 system_libraries='^(linux-vdso\.so\.1|ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|libstdc\+\+\.so\.6|libgcc_s\.so\.1)$'
-cuda_libraries='^(libcuda\.so\.1|libcudart\.so\.13|libcublas\.so\.13|libcublasLt\.so\.13|libnvToolsExt\.so\.1|libnvtx3interop\.so\.1)$'
+cuda_libraries='^(libcuda\.so\.1|libcudart\.so\.13|libcublas\.so\.13|libcublasLt\.so\.13|libnccl\.so\.2|libnvToolsExt\.so\.1|libnvtx3interop\.so\.1)$'
 max_bundle_bytes=$((48 * 1024 * 1024))
 
 # check DIR: one line per file of DIR/bin and DIR/lib; non-zero if any dependency is not found
@@ -122,7 +123,7 @@ done
   echo "architectures: $(sed -n 's/^FLOPSCOPE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")"
   echo "needs:         $(objdump -T "$bundle"/bin/* "$bundle"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)," \
        "$(objdump -T "$bundle"/bin/* "$bundle"/lib/* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -n 1)," \
-       "the NVIDIA driver (CUDA 13) and libcublas.so.13/libcublasLt.so.13 (CUDA 13 or its pip wheels)"
+       "the NVIDIA driver (CUDA 13), libcublas.so.13/libcublasLt.so.13 and libnccl.so.2 (CUDA 13 or its pip wheels)"
   echo "run:           bench/gpu_check.sh OUT_DIR (from the repository root)"
   echo
   echo "ldd (bundle = lib/ here, cuda = the machine's NVIDIA libraries):"

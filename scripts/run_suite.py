@@ -75,9 +75,61 @@ def stop(child: subprocess.Popen) -> None:
 
 
 # bench_collectives runs under mpirun with 2 ranks (shared memory); without mpirun it runs alone
-# and every case is a named skip ("needs 2 ranks").
+# and every mpi case is a named skip ("needs 2 ranks"; its GPU cases need no launcher).
 LAUNCHERS = {"bench_collectives": ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                   "--mca", "btl", "self,vader"] if shutil.which("mpirun") else []}
+                                   "--mca", "btl", "self,vader"]}
+
+
+def launcher(binary: Path) -> list[str]:
+    """The launcher of a binary where it has one and it is installed, else [] (said on stderr)."""
+    command = LAUNCHERS.get(binary.name, [])
+    if command and not shutil.which(command[0]):
+        print(f"flopscope: {command[0]} not found (scripts/setup.sh installs openmpi-bin): {binary.name} runs "
+              "alone, its cases that need 2 ranks are named skips", file=sys.stderr)
+        return []
+    return command
+
+
+# What runs after a binary that finished, in the run directory (each a command: its output is the
+# run's, its failure a line, never the run's failure):
+#   torch_gloo.json: torch.distributed's gloo all-reduce at bench_collectives' f32 all_reduce
+#     sizes (every case a named skip without PyTorch), the report's peer column;
+#   account/train_busbw.json: `flopscope account train --busbw RUN_DIR --json`: the data-parallel
+#     step of GPT-2 small (bf16 gradients, 8 ranks, batch 8 x seq 1024 per rank on an H100 at 40%
+#     MFU) at the run's measured all_reduce busbw: the report's comm-vs-compute table.
+ACCOUNT_TRAIN = ["account", "train", "--model", "gpt2-small", "--devices", "8", "--batch", "8", "--seq", "1024",
+                 "--device", "h100", "--mfu", "0.4", "--dtype", "bf16", "--json"]
+AFTER_TIMEOUT_S = 300  # gloo at the default sizes: 66 s measured at load 25 on 2 cores (mostly torch imports)
+AFTER = {"bench_collectives": [
+    ("torch gloo all_reduce", lambda run_dir, tools_dir: (
+        None, [sys.executable, str(ROOT / "scripts" / "checks" / "gloo_allreduce.py"), f"--run-dir={run_dir}"])),
+    ("flopscope account train --busbw", lambda run_dir, tools_dir: (
+        run_dir / "account" / "train_busbw.json", [str(tools_dir / "flopscope"), *ACCOUNT_TRAIN, "--busbw", str(run_dir)])),
+]}
+
+
+def run_after(binary: Path, run_dir: Path, tools_dir: Path, env: dict) -> None:
+    """The commands of AFTER[binary], each writing into the run directory or into its file (its stdout)."""
+    for name, step in AFTER.get(binary.name, []):
+        out, cmd = step(run_dir, tools_dir)
+        print(f"flopscope: running {name}", flush=True)
+        started = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                  timeout=AFTER_TIMEOUT_S, preexec_fn=die_with_parent())
+        except (OSError, subprocess.TimeoutExpired) as error:
+            print(f"flopscope: {name}: {error}", file=sys.stderr)
+            continue
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+            print(f"flopscope: {name} exited {proc.returncode}: {last}", file=sys.stderr)
+            continue
+        if out is not None:
+            out.parent.mkdir(exist_ok=True)
+            partial = out.with_name("." + out.name + ".partial")
+            partial.write_text(proc.stdout)
+            os.replace(partial, out)
+        print(f"flopscope: {name} took {time.monotonic() - started:.1f} s", flush=True)
 
 
 def keep_partial(partial: Path, out: Path) -> None:
@@ -94,7 +146,7 @@ def run_binary(binary: Path, args: list[str], run_dir: Path, env: dict) -> int:
     partial = run_dir / f".{binary.name}.json.partial"
     console = run_dir / "console" / f"{binary.name}.txt"
     console.parent.mkdir(exist_ok=True)
-    cmd = [*LAUNCHERS.get(binary.name, []), str(binary), *args, f"--benchmark_out={partial}",
+    cmd = [*launcher(binary), str(binary), *args, f"--benchmark_out={partial}",
            "--benchmark_out_format=json"]
     print(f"flopscope: running {' '.join(cmd[:1] + args)}", flush=True)
     with open(console, "w") as log:
@@ -134,6 +186,8 @@ def run_suite(binaries: list[Path], run_dir: Path, quick: bool, env: dict) -> in
             if binary.name == "bench_peak":
                 extra += ceilings_flags(Path(env["FLOPSCOPE_CEILINGS_DIR"]), quick)
             failed = run_binary(binary, extra, run_dir, env) != 0
+            if not failed:
+                run_after(binary, run_dir, binary.parent.parent / "tools", env)
             status["failed" if failed else "finished"].append(binary.name)
             runstatus.write(run_dir, runstatus.RUNNING, **status)
     except KeyboardInterrupt:

@@ -100,3 +100,92 @@ def test_a_rank_that_dies_or_hangs_ends_the_run_keeping_the_results(tmp_path, ho
     assert len(names) == 2 and all(not b.get("error_occurred") for b in data["benchmarks"]), names
     if hook.endswith("STALL"):
         assert "did not finish within the timeout" in proc.stderr
+
+
+def test_the_suite_without_mpirun_names_the_skips_and_keeps_the_rest(tmp_path):
+    # scripts/run_suite.py with mpirun missing from PATH: bench_collectives runs alone (every mpi
+    # case a named skip, exit 0), bench_copy beside it runs as always, the report is written, and the
+    # step after it (`account train --busbw`: no all_reduce ran) is one line, not a failure.
+    import sys
+    from pathlib import Path
+    build = tmp_path / "build"
+    (build / "bench").mkdir(parents=True)
+    (build / "tools").mkdir()
+    for name in ("bench_collectives", "bench_copy"):
+        (build / "bench" / name).symlink_to(binary(name))
+    tool = binary("bench_copy").parent.parent / "tools" / "flopscope"
+    if tool.exists():
+        (build / "tools" / "flopscope").symlink_to(tool)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "run_suite.py"), "--quick", "--build-dir", str(build),
+                           "--runs-dir", str(tmp_path / "runs"), "--only", "bench_collectives,bench_copy"],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(ENV, PATH=str(tmp_path / "empty"), MPLBACKEND="Agg",
+                                   FLOPSCOPE_CEILINGS_DIR=str(tmp_path / "ceilings")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = list((tmp_path / "runs").iterdir())
+    collectives = json.loads((run_dir / "bench_collectives.json").read_text())["benchmarks"]
+    assert collectives and all(b["error_message"] == "skipped: needs 2 ranks, this run has 1 (start it under mpirun -np 2)"
+                               for b in collectives if "/mpi/" in b["name"])
+    copies = json.loads((run_dir / "bench_copy.json").read_text())["benchmarks"]
+    assert any(not b.get("error_occurred") for b in copies)
+    assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
+    report = (run_dir / "report.md").read_text()
+    assert "needs 2 ranks, this run has 1 (start it under mpirun -np 2)" in report
+    assert "flopscope: mpirun not found (scripts/setup.sh installs openmpi-bin): bench_collectives runs alone" in proc.stderr
+    if tool.exists():
+        assert "flopscope account train --busbw exited 2: " in proc.stderr
+        assert "has no all_reduce case that ran" in proc.stderr
+
+
+def test_gloo_beside_in_the_run_directory(tmp_path):
+    # scripts/checks/gloo_allreduce.py --run-dir, as the suite runs it after bench_collectives: a case per
+    # f32 sum out-of-place all_reduce size of the run's bench_collectives.json, validated (#wrong 0) and
+    # timed, in bench_collectives' format; without PyTorch, named skips.
+    import shutil
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    run_dir = tmp_path / "run"
+    shutil.copytree(root / "analysis" / "tests" / "fixtures" / "run_collectives", run_dir)
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "checks" / "gloo_allreduce.py"), f"--run-dir={run_dir}"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads((run_dir / "torch_gloo.json").read_text())
+    names = [b["run_name"].removesuffix("/manual_time") for b in data["benchmarks"]]
+    assert names == [f"collectives/gloo/f32/cpu/n={n}/coll=all_reduce/op=sum/place=out/ranks=2" for n in (1024, 65536)]
+    context = json.loads(data["context"]["flopscope"])
+    assert [c["role"] for c in context["cases"]] == ["baseline", "baseline"]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert all(b["error_message"].startswith("skipped: PyTorch is not installed") for b in data["benchmarks"])
+        return
+    for b in data["benchmarks"]:
+        n = int(b["run_name"].split("/")[4].split("=")[1])
+        assert not b.get("error_occurred") and b["wrong"] == 0 and b["bytes"] == 4 * n and b["iterations"] >= 10
+        assert b["algbw"] == pytest.approx(b["bytes"] / (b["real_time"] * 1e-6), rel=1e-9)
+        assert b["busbw"] == pytest.approx(b["algbw"], rel=1e-12)  # 2(n-1)/n = 1 for 2 ranks
+
+
+def test_gpu_suite_on_one_gpu_names_what_needs_two():
+    # The gpu suite outside mpirun: NCCL over this process's GPUs (ranks = GPUs; 1 where there is at
+    # most one, as here). With one, send_recv and the collectives of busbw factor 0 are named skips;
+    # broadcast and reduce (factor 1) are cases.
+    proc = subprocess.run([str(binary("bench_collectives")), "--suite=gpu", "--sizes=1Ki", "--describe"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    cases = {c["name"]: c for c in json.loads(proc.stdout)["cases"]}
+    if not cases or any((c["skip"] or "").startswith("built without NCCL") for c in cases.values()):
+        pytest.skip("built without CUDA, so without NCCL")
+    if any("/ranks=1" not in name for name in cases):
+        pytest.skip("this machine shows several GPUs")
+    skips = {extras(n)["coll"]: c["skip"] for n, c in cases.items() if n.startswith("collectives/nccl/f32/")}
+    assert skips == {
+        "all_reduce": "needs 2 GPUs: with 1, all_reduce moves nothing across a link (busbw factor 0)",
+        "all_gather": "needs 2 GPUs: with 1, all_gather moves nothing across a link (busbw factor 0)",
+        "reduce_scatter": "needs 2 GPUs: with 1, reduce_scatter moves nothing across a link (busbw factor 0)",
+        "all_to_all": "needs 2 GPUs: with 1, all_to_all moves nothing across a link (busbw factor 0)",
+        "send_recv": "send_recv needs 2 GPUs (a peer), this machine shows 1",
+        "broadcast": None, "reduce": None}
+    assert {n.split("/")[2] for n in cases} == {"f32", "bf16"} and all("/place=out/" in n for n in cases)

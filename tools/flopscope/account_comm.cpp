@@ -4,7 +4,8 @@
 //   flopscope account train --model gpt2-small --devices 8 --busbw 400GB/s --batch 8 --seq 1024 --device h100 --mfu 0.4
 //   flopscope account train --params 7e9 --devices 64 --busbw results/runs/<id> --sharding zero3 [--json]
 // --busbw takes a rate (400GB/s, 3.2e11, 25GiB/s) or a run directory: its bench_collectives.json's
-// all_reduce busbw at the largest count that ran (NCCL's before MPI's). The compute time is given
+// all_reduce busbw at the largest count that ran (NCCL's before MPI's; the medians where there are
+// repetitions; the best of the placements and ops). The compute time is given
 // (--compute-time) or the step's FLOPs (PyTorch's convention) on --device at --mfu for --batch
 // sequences of --seq per rank.
 #include "account_comm.hpp"
@@ -100,8 +101,9 @@ std::pair<double, std::string> measured_busbw(const std::filesystem::path& dir) 
     const bool nccl = name.starts_with("collectives/nccl/");
     const auto at = name.find("/n=");
     const std::int64_t n = at == std::string::npos ? 0 : std::atoll(name.c_str() + at + 3);
-    if (std::make_tuple(nccl, n, aggregate) > std::make_tuple(best_nccl, best_n, best_median))
-      best_busbw = b["busbw"].get<double>(), best_name = name, best_n = n, best_nccl = nccl, best_median = aggregate;
+    const double busbw = b["busbw"].get<double>();
+    if (std::make_tuple(nccl, n, aggregate, busbw) > std::make_tuple(best_nccl, best_n, best_median, best_busbw))
+      best_busbw = busbw, best_name = name, best_n = n, best_nccl = nccl, best_median = aggregate;
   }
   if (best_n < 0) throw UsageError{"--busbw: " + file.string() + " has no all_reduce case that ran"};
   if (const auto suffix = best_name.rfind("/manual_time"); suffix != std::string::npos) best_name.erase(suffix);
