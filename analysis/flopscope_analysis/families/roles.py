@@ -1,6 +1,6 @@
 """What a case is to the report (its role) and which measured ceiling it is held against.
 
-Role: "own", "vendor", "reference" or "baseline" (CONTRACTS.md). A schema-2 context gives it on
+Role: "own", "vendor", "reference", "baseline", or "peer" (PyTorch's figures, torch_beside.json). A schema-2 context gives it on
 every case (load.py's Case.role); until then it falls back to the variant names that the
 families' tables have always used, so switching is the first line of role().
 
