@@ -276,6 +276,46 @@ void pack_b(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, in
   }
 }
 
+// pack_a for f32 rows of unit column stride on AVX-512: 16 k of up to 16 rows loaded as vectors,
+// transposed in registers (16 x 16) and stored k by k (mr lanes each); the k left over and other
+// layouts as pack_a.
+__attribute__((target("avx512f"))) void pack_a_f32_avx512(const View& a, std::int64_t i0, int mr, std::int64_t p0,
+                                                          std::int64_t kc, float* dst) {
+  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
+  if (a.cs != 1 || mr > 16 || kc < 16) return pack_a<FromF32, float>(a, i0, mr, p0, kc, dst);
+  const float* row[16];
+  for (int r = 0; r < rows; ++r) row[r] = reinterpret_cast<const float*>(a.at(i0 + r, p0));
+  const __mmask16 lanes = __mmask16((1u << mr) - 1);
+  std::int64_t kk = 0;
+  for (; kk + 16 <= kc; kk += 16) {
+    __m512 v[16], t[16];
+    for (int r = 0; r < 16; ++r) v[r] = r < rows ? _mm512_loadu_ps(row[r] + kk) : _mm512_setzero_ps();
+    for (int r = 0; r < 16; r += 2) {  // pairs of rows interleaved
+      t[r] = _mm512_unpacklo_ps(v[r], v[r + 1]);
+      t[r + 1] = _mm512_unpackhi_ps(v[r], v[r + 1]);
+    }
+    for (int r = 0; r < 16; r += 4) {  // quads: elements 4q+j of rows r..r+3 in one 128-bit lane
+      v[r] = _mm512_shuffle_ps(t[r], t[r + 2], 0x44);
+      v[r + 1] = _mm512_shuffle_ps(t[r], t[r + 2], 0xee);
+      v[r + 2] = _mm512_shuffle_ps(t[r + 1], t[r + 3], 0x44);
+      v[r + 3] = _mm512_shuffle_ps(t[r + 1], t[r + 3], 0xee);
+    }
+    for (int q = 0; q < 4; ++q) {  // 128-bit lanes across row quads 0,1 and 2,3
+      t[q] = _mm512_shuffle_f32x4(v[q], v[4 + q], 0x88);
+      t[4 + q] = _mm512_shuffle_f32x4(v[q], v[4 + q], 0xdd);
+      t[8 + q] = _mm512_shuffle_f32x4(v[8 + q], v[12 + q], 0x88);
+      t[12 + q] = _mm512_shuffle_f32x4(v[8 + q], v[12 + q], 0xdd);
+    }
+    for (int q = 0; q < 8; ++q) {  // column c = 4·lane + j lands in vector c: rows 0-15 in order
+      v[q] = _mm512_shuffle_f32x4(t[q], t[8 + q], 0x88);
+      v[8 + q] = _mm512_shuffle_f32x4(t[q], t[8 + q], 0xdd);
+    }
+    for (int c = 0; c < 16; ++c) _mm512_mask_storeu_ps(dst + (kk + c) * mr, lanes, v[c]);
+  }
+  for (; kk < kc; ++kk)
+    for (int r = 0; r < mr; ++r) dst[kk * mr + r] = r < rows ? row[r][kk] : 0.0f;
+}
+
 // bf16 pairs for vdpbf16ps: step s of a sliver holds k = 2s (low half) and 2s+1 (high half).
 std::uint32_t bf16_pair(const View& t, std::int64_t r, std::int64_t c, std::int64_t c_end, bool along_cols) {
   const auto at = [&](std::int64_t cc) -> std::uint32_t {
@@ -845,7 +885,9 @@ Kernel<P, T> blocked_kernel(int mr, int nr, int k_per_step, std::int64_t element
 Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
   const Packers<float> pa = f32_packers(a_dtype), pb = f32_packers(b_dtype);
   switch (isa) {
-    case Isa::avx512: return blocked_kernel<float, float>(14, 32, 1, 4, pa.a, pb.b, zmm::ukr<float, 14>);
+    case Isa::avx512:
+      return blocked_kernel<float, float>(14, 32, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a, pb.b,
+                                          zmm::ukr<float, 14>);
     case Isa::avx2: return blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>);
     case Isa::plain: break;
   }
