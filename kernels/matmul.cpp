@@ -30,8 +30,8 @@ std::optional<std::string> matmul_problem_error(const MatmulProblem& p) {
   if (p.a.device != p.c.device || p.b.device != p.c.device)
     return "matmul needs A, B and C on one device, not " + p.a.device.str() + ", " + p.b.device.str() + ", " +
            p.c.device.str();
-  for (int d = 0; d < 2; ++d)
-    if (p.c.sizes[d] > 1 && p.c.strides[d] == 0)
+  for (int d = 0; d < 2; ++d)  // (an empty C writes nothing: any strides)
+    if (p.c.sizes[d] > 1 && p.c.strides[d] == 0 && p.c.sizes[1 - d] > 0)
       return "C is a broadcast view (a stride of 0), whose elements would be written more than once: " + p.c.str();
   return std::nullopt;
 }

@@ -201,6 +201,23 @@ def run_suite(binaries: list[Path], run_dir: Path, quick: bool, env: dict) -> in
     return 0
 
 
+def torch_beside(run_dir: Path, env: dict) -> None:
+    """PyTorch's figures for the run's matmul and strided cases (scripts/torch_peer.py writes
+    run_dir/torch_beside.json), in $FLOPSCOPE_TORCH_PYTHON or this Python; where torch does not
+    import it says so in one line. Its failure costs the report PyTorch's column, not the run."""
+    python = env.get("FLOPSCOPE_TORCH_PYTHON", sys.executable)
+    print("flopscope: running torch_peer.py (PyTorch beside)", flush=True)
+    child = subprocess.Popen([python, str(ROOT / "scripts" / "torch_peer.py"), str(run_dir)], env=env,
+                             preexec_fn=die_with_parent())
+    try:
+        rc = child.wait()
+    except BaseException:
+        stop(child)
+        raise
+    if rc != 0:
+        print(f"flopscope: torch_peer.py exited {rc}; the report has no PyTorch figures", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short suite (under a minute)")
@@ -226,6 +243,7 @@ def main() -> int:
     start = time.monotonic()
     try:
         rc = run_suite(binaries, run_dir, args.quick, env)
+        torch_beside(run_dir, env)
     except KeyboardInterrupt:
         print(f"\nflopscope: interrupted; what finished is kept in {run_dir} (status.json: interrupted)",
               file=sys.stderr)

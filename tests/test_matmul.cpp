@@ -146,12 +146,14 @@ const std::vector<ComputeMode> kCpuModes = {ComputeMode::f64,    ComputeMode::f3
                                             ComputeMode::bf16,   ComputeMode::f8e4m3, ComputeMode::f8e5m2,
                                             ComputeMode::f8e4m3_e5m2, ComputeMode::f8e5m2_e4m3};
 
-// Awkward shapes: 1 x 1 x 1, k = 1, odd sizes and sizes off the micro-tiles (14 x 32, 6 x 16,
-// 4 x 16, 8 x 32), k across k blocks (192 .. 768), m across an A panel (3080 rows), n across
-// B blocks (480 columns), and a long k.
+// Awkward shapes: empty (m, n or k = 0), 1 x 1 x 1, k = 1, odd sizes and sizes off the
+// micro-tiles (14 x 32, 6 x 16, 4 x 16, 8 x 32, AMX's 32 x 32 and its 32-k chunks), k across k
+// blocks (kc from the L1: a few hundred), m across an A panel (at most 256 slivers: 3584 rows
+// at 14, 8192 at 32), n across B blocks (nc from the L2: 1344 columns at most here), a long k.
 const std::vector<std::array<std::int64_t, 3>> kShapes = {
-    {1, 1, 1}, {1, 7, 1}, {5, 1, 3}, {3, 5, 2}, {13, 33, 17}, {15, 31, 1}, {14, 32, 64}, {29, 65, 385},
-    {17, 97, 800}, {3100, 3, 2}, {3, 1000, 5}, {2, 3, 5000},
+    {0, 5, 3},     {4, 0, 3},     {4, 5, 0},   {1, 1, 1},      {1, 7, 1},   {5, 1, 3},
+    {3, 5, 2},     {13, 33, 17},  {15, 31, 1}, {14, 32, 64},   {33, 31, 33}, {29, 65, 385},
+    {17, 97, 800}, {3600, 3, 2},  {8200, 2, 40}, {3, 1400, 5}, {2, 3, 5000},
 };
 
 }  // namespace
@@ -276,6 +278,40 @@ TEST(CpuMatmul, NarrowerKernelsOfTheMicrokernelVariant) {
   }
 }
 
+TEST(CpuMatmul, TheIsaCapSkipsTheAvx512VariantsAndTheLabelSaysWhichKernelRan) {
+  const auto& variants = kernels::cpu_matmul_variants();
+  const auto choice = [&](const char* name, const Case& t) {
+    Operands ops(t);
+    std::string words;
+    ops.problem.choice = &words;
+    const auto& variant = kernels::variant_named(variants, name);
+    if (variant.unavailable(ops.problem)) return std::string("unavailable");
+    variant.prepare(ops.problem);
+    return words;
+  };
+  const Case f32{40, 40, 40, ComputeMode::f32}, bf16{40, 40, 40, ComputeMode::bf16};
+  if (!cpu_lacks({"avx512f"})) {
+    EXPECT_EQ(choice("microkernel", f32).rfind("isa=avx512 ukr=14x32 kc=", 0), 0u);
+  }
+  if (!cpu_lacks({"avx512f", "avx512_bf16"})) {
+    EXPECT_EQ(choice("microkernel_dpbf16", bf16).rfind("isa=avx512_bf16 ukr=14x32 kc=", 0), 0u);
+  }
+  if (!cpu_lacks({"amx_tile", "amx_bf16"})) {
+    EXPECT_EQ(choice("microkernel_amx", bf16).rfind("isa=amx_bf16 ukr=32x32 kc=", 0), 0u);
+  }
+  if (cpu_lacks({"avx2", "fma"})) GTEST_SKIP() << "no AVX2 to cap to";
+  setenv("FLOPSCOPE_MATMUL_ISA", "avx2", 1);
+  EXPECT_EQ(choice("microkernel", f32).rfind("isa=avx2 ukr=6x16 kc=", 0), 0u);
+  for (const char* name : {"microkernel_dpbf16", "microkernel_amx", "microkernel_fp16"}) {
+    Operands ops(name == std::string("microkernel_fp16") ? Case{8, 8, 8, ComputeMode::f16} : bf16);
+    const auto reason = kernels::variant_named(variants, name).unavailable(ops.problem);
+    ASSERT_TRUE(reason.has_value()) << name;
+    EXPECT_TRUE(reason->find("FLOPSCOPE_MATMUL_ISA=avx2 caps") != std::string::npos || reason->find("lacks") != std::string::npos)
+        << name << ": " << *reason;
+  }
+  unsetenv("FLOPSCOPE_MATMUL_ISA");
+}
+
 TEST(CpuMatmul, AnyThreadCountSplitsTheWorkCorrectly) {
   const int threads = omp_get_max_threads();
   for (int count : {1, 2, 3, 5}) {
@@ -301,6 +337,11 @@ TEST(CpuMatmul, OwnVariantsRunWhereTheCpuAllows) {
     EXPECT_EQ(*dpbf16, "skip: " + *lacks);
   else
     EXPECT_EQ(dpbf16, std::nullopt);
+  const auto amx = check(kernels::variant_named(variants, "microkernel_amx"), {20, 40, 30, ComputeMode::bf16});
+  if (auto lacks = cpu_lacks({"amx_tile", "amx_bf16"}))
+    EXPECT_EQ(*amx, "skip: " + *lacks);
+  else  // the OS may still refuse the tile data: then the skip says so
+    EXPECT_TRUE(!amx || amx->find("arch_prctl") != std::string::npos) << *amx;
   const auto fp16 = check(kernels::variant_named(variants, "microkernel_fp16"), {20, 40, 30, ComputeMode::f16});
   if (auto lacks = cpu_lacks({"avx512f", "avx512bw", "avx512_fp16"}))
     EXPECT_EQ(*fp16, "skip: " + *lacks);

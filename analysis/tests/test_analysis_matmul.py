@@ -67,3 +67,38 @@ def test_the_report_has_the_sections_and_the_size_plot(tmp_path):
     assert "## Matmul: what each dtype buys" in report and "## Matmul: what a transposed operand costs" in report
     assert (run_dir / "plots" / "matmul_size_cpu.png").stat().st_size > 1000
     assert "| microkernel_dpbf16 | bf16 | m=256,n=256,k=256 | NN |" in report
+
+
+peer_spec = importlib.util.spec_from_file_location("torch_peer", FIXTURES.parents[2] / "scripts" / "torch_peer.py")
+torch_peer = importlib.util.module_from_spec(peer_spec)
+peer_spec.loader.exec_module(torch_peer)
+
+
+def test_torch_peer_names_the_cases_pytorch_has_a_call_for():
+    assert torch_peer.peer_name("matmul/onednn/bf16/cpu/m=1024,n=1024,k=1024/layout=NN") == \
+        "matmul/torch/bf16/cpu/m=1024,n=1024,k=1024/layout=NN"
+    assert torch_peer.peer_name("strided/simd/f32/cpu/b=8,t=1024,h=12,d=64/view=split_heads") == \
+        "strided/torch/f32/cpu/b=8,t=1024,h=12,d=64/view=split_heads"
+    for other in ("matmul/onednn/f32/cpu/m=1024,n=1024,k=1024/layout=NT", "matmul/onednn/f64/cpu/m=8,n=8,k=8/layout=NN",
+                  "matmul/onednn/f32/cpu/m=8,n=16,k=8/layout=NN", "strided/simd/f32/cpu/m=64,n=64/view=slice/step=4",
+                  "matmul/cublas/f32/cuda:0/m=8,n=8,k=8/layout=NN"):
+        assert torch_peer.peer_name(other) is None, other
+
+
+def test_own_against_the_fastest_vendor_and_torch(tmp_path):
+    run_dir = write_run(tmp_path)
+    flops = 2.0 * 256**3
+    case = {"seconds": [flops / 150e9, flops / 160e9, flops / 170e9], "flops": flops, "bytes": 0.0, "elements": None}
+    name = "matmul/torch/f32/cpu/m=256,n=256,k=256/layout=NN"
+    context = {"flopscope": json.dumps({"schema": 2, "binary": "torch_beside",
+                                        "cases": [{"name": name, "variant": "torch", "role": "peer"}]})}
+    (run_dir / "torch_beside.json").write_text(json.dumps(
+        {"context": context, "benchmarks": torch_peer.entries(name, case, "bound=compute compute=f32")}))
+    run = load_run(run_dir)
+    rows = [line for line in matmul.vendors_section(run) if line.startswith("| cpu |")]
+    # microkernel f32 256: 100 GFLOP/s against openblas's 120 and torch's median 160
+    assert "| cpu | f32 | 256 | microkernel | — | 100 | openblas 120 | 0.83x | 160 | 0.62x |" in rows
+    # no bf16 vendor and no torch bf16 in this run: said, not guessed
+    assert "| cpu | bf16 | 256 | microkernel_dpbf16 | — | 240 | — | — | — | — |" in rows
+    # torch is a peer: never the fastest variant of a mode
+    assert all(" torch " not in line for line in matmul.trade_off_section(run))

@@ -15,6 +15,9 @@
 //                emulated (the label says so).
 //   microkernel_dpbf16  bf16 only: A and B packed as bf16 pairs along k, multiplied by AVX512_BF16
 //                vdpbf16ps (two bf16 products per f32 lane, accumulated in f32), 14 x 32.
+//   microkernel_amx     bf16 only: AMX tiles (Note [AMX tiles]): TDPBF16PS on a 32 x 32 C tile held
+//                as four 16 x 16 f32 tiles, A in rows of 32 k, B in VNNI pairs; where the CPU has
+//                AMX and the OS grants its tile data (the others keep microkernel_dpbf16).
 //   microkernel_fp16    f16 only: AVX512-FP16 vfmadd231ph on 32 half lanes, the products summed in
 //                f16 over kFp16Block (16) k steps and then added to f32 accumulators, 8 x 32:
 //                twice the f32 rate, 16 f16 roundings per block (matmul_tolerance allows for
@@ -27,7 +30,7 @@
 // transposed problem). C is split into one block per OpenMP thread (columns first, rows where n
 // is too narrow), and each thread runs the loops on its block alone: for each A panel of mc rows
 // and k block of kc it packs the panel (mr-row slivers, k-major), then for each B block of kc x
-// nc (nr-column slivers, sized to stay in that core's L2) it packs the block and runs the
+// nc (nr-column slivers, sized to stay in that core's L2: Note [blocking]) it packs the block and runs the
 // micro-kernel over A slivers x B slivers: the B block is reused from L2 by every A sliver, each
 // A sliver (mr x kc) by every B sliver of the block.
 // Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
@@ -38,6 +41,8 @@
 
 #include <immintrin.h>
 #include <omp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -271,6 +276,46 @@ void pack_b(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, in
   }
 }
 
+// pack_a for f32 rows of unit column stride on AVX-512: 16 k of up to 16 rows loaded as vectors,
+// transposed in registers (16 x 16) and stored k by k (mr lanes each); the k left over and other
+// layouts as pack_a.
+__attribute__((target("avx512f"))) void pack_a_f32_avx512(const View& a, std::int64_t i0, int mr, std::int64_t p0,
+                                                          std::int64_t kc, float* dst) {
+  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
+  if (a.cs != 1 || mr > 16 || kc < 16) return pack_a<FromF32, float>(a, i0, mr, p0, kc, dst);
+  const float* row[16];
+  for (int r = 0; r < rows; ++r) row[r] = reinterpret_cast<const float*>(a.at(i0 + r, p0));
+  const __mmask16 lanes = __mmask16((1u << mr) - 1);
+  std::int64_t kk = 0;
+  for (; kk + 16 <= kc; kk += 16) {
+    __m512 v[16], t[16];
+    for (int r = 0; r < 16; ++r) v[r] = r < rows ? _mm512_loadu_ps(row[r] + kk) : _mm512_setzero_ps();
+    for (int r = 0; r < 16; r += 2) {  // pairs of rows interleaved
+      t[r] = _mm512_unpacklo_ps(v[r], v[r + 1]);
+      t[r + 1] = _mm512_unpackhi_ps(v[r], v[r + 1]);
+    }
+    for (int r = 0; r < 16; r += 4) {  // quads: elements 4q+j of rows r..r+3 in one 128-bit lane
+      v[r] = _mm512_shuffle_ps(t[r], t[r + 2], 0x44);
+      v[r + 1] = _mm512_shuffle_ps(t[r], t[r + 2], 0xee);
+      v[r + 2] = _mm512_shuffle_ps(t[r + 1], t[r + 3], 0x44);
+      v[r + 3] = _mm512_shuffle_ps(t[r + 1], t[r + 3], 0xee);
+    }
+    for (int q = 0; q < 4; ++q) {  // 128-bit lanes across row quads 0,1 and 2,3
+      t[q] = _mm512_shuffle_f32x4(v[q], v[4 + q], 0x88);
+      t[4 + q] = _mm512_shuffle_f32x4(v[q], v[4 + q], 0xdd);
+      t[8 + q] = _mm512_shuffle_f32x4(v[8 + q], v[12 + q], 0x88);
+      t[12 + q] = _mm512_shuffle_f32x4(v[8 + q], v[12 + q], 0xdd);
+    }
+    for (int q = 0; q < 8; ++q) {  // column c = 4·lane + j lands in vector c: rows 0-15 in order
+      v[q] = _mm512_shuffle_f32x4(t[q], t[8 + q], 0x88);
+      v[8 + q] = _mm512_shuffle_f32x4(t[q], t[8 + q], 0xdd);
+    }
+    for (int c = 0; c < 16; ++c) _mm512_mask_storeu_ps(dst + (kk + c) * mr, lanes, v[c]);
+  }
+  for (; kk < kc; ++kk)
+    for (int r = 0; r < mr; ++r) dst[kk * mr + r] = r < rows ? row[r][kk] : 0.0f;
+}
+
 // bf16 pairs for vdpbf16ps: step s of a sliver holds k = 2s (low half) and 2s+1 (high half).
 std::uint32_t bf16_pair(const View& t, std::int64_t r, std::int64_t c, std::int64_t c_end, bool along_cols) {
   const auto at = [&](std::int64_t cc) -> std::uint32_t {
@@ -292,6 +337,61 @@ void pack_b_pairs(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t 
   const std::int64_t steps = (kc + 1) / 2;
   for (std::int64_t s = 0; s < steps; ++s)
     for (int c = 0; c < nr; ++c) dst[s * nr + c] = c < cols ? bf16_pair(b, j0 + c, p0 + 2 * s, p0 + kc, false) : 0;
+}
+
+// AMX operands (Note [AMX tiles]): a chunk is 32 k of one A row, or 16 k pairs of 32 B columns
+// (one tile row each of 64 bytes).
+struct alignas(64) Bf16Chunk {
+  std::uint32_t pairs[16];
+};
+
+// One A sliver for AMX: rows i0 .. i0+mr, chunk q holding row r's k = p0+32q .. p0+32q+31 (zero
+// past m and past kc): each chunk row is a tile row, bf16 in k order (pairs low half first).
+void pack_a_amx(const View& a, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, Bf16Chunk* dst) {
+  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
+  const std::int64_t chunks = (kc + 31) / 32;
+  for (std::int64_t q = 0; q < chunks; ++q) {
+    const std::int64_t k0 = p0 + 32 * q, width = std::min<std::int64_t>(32, p0 + kc - k0);
+    for (int r = 0; r < mr; ++r) {
+      auto* out = reinterpret_cast<std::uint16_t*>(&dst[q * mr + r]);
+      if (r >= rows) {
+        std::memset(out, 0, 64);
+        continue;
+      }
+      const unsigned char* src = a.at(i0 + r, k0);
+      if (a.cs == 1) {
+        std::memcpy(out, src, std::size_t(width) * 2);
+      } else {
+        for (std::int64_t c = 0; c < width; ++c) out[c] = load_raw<std::uint16_t>(src + c * a.cs * 2);
+      }
+      for (std::int64_t c = width; c < 32; ++c) out[c] = 0;
+    }
+  }
+}
+
+// One B sliver for AMX: columns j0 .. j0+nr (nr = 32), chunk q holding the VNNI layout of k =
+// p0+32q .. +31: row s of the chunk is k pair (2s, 2s+1) of the 32 columns side by side.
+void pack_b_amx(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, Bf16Chunk* dst) {
+  const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
+  const std::int64_t chunks = (kc + 31) / 32;
+  for (std::int64_t q = 0; q < chunks; ++q) {
+    auto* out = reinterpret_cast<std::uint32_t*>(dst + q * nr);
+    for (int s = 0; s < 16; ++s, out += nr) {
+      const std::int64_t k0 = p0 + 32 * q + 2 * s;
+      const bool has0 = k0 < p0 + kc, has1 = k0 + 1 < p0 + kc;
+      if (b.cs == 1 && cols == nr && has1) {  // contiguous rows: vectorizes
+        const auto* row0 = reinterpret_cast<const std::uint16_t*>(b.at(k0, j0));
+        const auto* row1 = reinterpret_cast<const std::uint16_t*>(b.at(k0 + 1, j0));
+        for (int c = 0; c < 32; ++c) out[c] = std::uint32_t(row0[c]) | std::uint32_t(row1[c]) << 16;
+        continue;
+      }
+      for (int c = 0; c < nr; ++c) {
+        const std::uint32_t low = c < cols && has0 ? load_raw<std::uint16_t>(b.at(k0, j0 + c)) : 0;
+        const std::uint32_t high = c < cols && has1 ? load_raw<std::uint16_t>(b.at(k0 + 1, j0 + c)) : 0;
+        out[c] = low | high << 16;
+      }
+    }
+  }
 }
 
 // ---- micro-kernels ------------------------------------------------------------------------------
@@ -405,6 +505,68 @@ __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps
   zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
 }
 
+// Note [AMX tiles]: eight tile registers of 16 rows x 64 bytes. C's 32 x 32 tile is four f32
+// tiles (0-3), each k chunk two A tiles (4, 5: rows 0-15, 16-31, 32 bf16 a row) and two B tiles
+// (6, 7: columns 0-15, 16-31, 16 k pairs a row); TDPBF16PS adds A·B (pairs of bf16 products,
+// summed into f32) to a C tile. The configuration is loaded once per thread and call (amx_begin)
+// and released after (amx_end): another library (oneDNN) may configure the tiles in between.
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1, start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+__attribute__((target("amx-tile"))) void amx_begin() {
+  static const TileConfig config;
+  _tile_loadconfig(&config);
+}
+__attribute__((target("amx-tile"))) void amx_end() { _tile_release(); }
+
+__attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, const Bf16Chunk* a,
+                                                          const Bf16Chunk* b, float* c, std::int64_t ldc,
+                                                          bool accumulate) {
+  const std::int64_t stride = ldc * std::int64_t(sizeof(float));
+  float* c1 = c + 16 * ldc;
+  if (accumulate) {
+    _tile_loadd(0, c, stride);
+    _tile_loadd(1, c + 16, stride);
+    _tile_loadd(2, c1, stride);
+    _tile_loadd(3, c1 + 16, stride);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  for (std::int64_t q = 0; q < chunks; ++q, a += 32, b += 32) {
+    _tile_loadd(4, a, 64);
+    _tile_loadd(6, b, 128);
+    _tile_loadd(5, a + 16, 64);
+    _tile_loadd(7, reinterpret_cast<const char*>(b) + 64, 128);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, stride);
+  _tile_stored(1, c + 16, stride);
+  _tile_stored(2, c1, stride);
+  _tile_stored(3, c1 + 16, stride);
+}
+
+// The process's permission to use AMX tile data (Linux: arch_prctl ARCH_REQ_XCOMP_PERM), asked
+// once: nullopt where granted, else why not.
+std::optional<std::string> amx_refused() {
+  static const std::optional<std::string> refused = []() -> std::optional<std::string> {
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) != 0)
+      return "the OS refused AMX tile data to this process (arch_prctl ARCH_REQ_XCOMP_PERM)";
+    return std::nullopt;
+  }();
+  return refused;
+}
+
 // f16 products summed in f16 (32 lanes a register) for kFp16Block steps, then converted and
 // added to f32 accumulators: twice the f32 FMA rate, at the cost of kFp16Block f16 roundings
 // per block (matmul_tolerance allows for them: MatmulInfo::narrow_accumulation).
@@ -447,9 +609,10 @@ struct Kernel {
   void (*pack_a)(const View&, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, P* dst);
   void (*pack_b)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, P* dst);
   void (*ukr)(std::int64_t steps, const P* a, const P* b, T* c, std::int64_t ldc, bool accumulate);
+  void (*begin)() = nullptr, (*end)() = nullptr;  // around each thread's block (AMX: the tile configuration)
 };
 
-constexpr int kMaxTile = 14 * 32;  // the largest mr x nr
+constexpr int kMaxTile = 32 * 32;  // the largest mr x nr
 
 // 64-byte aligned scratch memory (packed panels, workspaces), first touched by the thread that
 // uses it.
@@ -572,9 +735,12 @@ void gemm(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_
     const int tn_i = t % tn, tm_i = t / tn;
     const std::int64_t i_begin = share_boundary(m, tm, tm_i, K.mr), i_end = share_boundary(m, tm, tm_i + 1, K.mr);
     const std::int64_t j_begin = share_boundary(n, tn, tn_i, K.nr), j_end = share_boundary(n, tn, tn_i + 1, K.nr);
-    if (i_begin < i_end && j_begin < j_end)
+    if (i_begin < i_end && j_begin < j_end) {
+      if (K.begin) K.begin();
       gemm_block(K, a, b, c, ldc, i_begin, i_end, j_begin, j_end, panels.a[std::size_t(t)].data,
                  panels.b[std::size_t(t)].data);
+      if (K.end) K.end();
+    }
   }
 }
 
@@ -665,13 +831,10 @@ Packers<float> f32_packers(DType dtype) {
   throw std::logic_error("f32_packers: f64 is packed as f64");
 }
 
-// Blocking per kernel (Note [the loops]): the A sliver mr x kc in half the L1 (32 KiB on Zen 4
-// and recent Intel), the B block kc x nc in half the L2 (1 MiB; AVX2 kernels assume 512 KiB), the
-// A panel mc x kc a few MiB of the L3.
 enum class Isa { plain, avx2, avx512 };
 
 // The widest this CPU has; $FLOPSCOPE_MATMUL_ISA=avx2 (or plain) caps it, so that the tests
-// reach the AVX2 kernels on an AVX-512 machine.
+// reach the AVX2 kernels on an AVX-512 machine (and the AVX-512 and AMX variants are skipped).
 Isa widest_isa() {
   const char* cap = std::getenv("FLOPSCOPE_MATMUL_ISA");
   const std::string limit = cap ? cap : "avx512";
@@ -680,30 +843,87 @@ Isa widest_isa() {
   return Isa::plain;
 }
 
+// Why an AVX-512 (or AMX) variant does not run where the CPU has the ISA: the cap.
+std::optional<std::string> isa_capped() {
+  if (widest_isa() == Isa::avx512) return std::nullopt;
+  const char* cap = std::getenv("FLOPSCOPE_MATMUL_ISA");
+  return "FLOPSCOPE_MATMUL_ISA=" + std::string(cap ? cap : "") + " caps the ISA below AVX-512";
+}
+
+// Note [blocking]: from this CPU's cache sizes, read at run time (sysfs; 32 KiB, 1 MiB and 8 MiB
+// where unknown). kc: the A sliver (mr x kc), reused by every B sliver of a block, in half the
+// L1; nc: the B block (kc x nc), reused by every A sliver of the panel, in half the L2; mc: the
+// A panel (mc x kc) in a share of the L3 (each core's), at most 256 slivers.
+struct Blocking {
+  std::int64_t kc, mc, nc;
+};
+
+Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_bytes) {
+  const CpuInfo& cpu = this_cpu();
+  const auto bytes = [](std::size_t measured, std::int64_t fallback) {
+    return measured ? std::int64_t(measured) : fallback;
+  };
+  const std::int64_t l1 = bytes(cpu.l1d_bytes, 32 << 10), l2 = bytes(cpu.l2_bytes, 1 << 20);
+  const std::int64_t l3_share = bytes(cpu.l3_bytes, 8 << 20) / std::max(1, cpu.cores);
+  const auto round_down = [](std::int64_t value, std::int64_t unit, std::int64_t least) {
+    return std::max(least, value / unit * unit);
+  };
+  const std::int64_t kc = round_down(l1 / 2 / (mr * element_bytes), std::max(k_per_step, 8), std::max(k_per_step, 8));
+  const std::int64_t nc = round_down(l2 / 2 / (kc * element_bytes), nr, 4 * nr);
+  const std::int64_t mc = std::min<std::int64_t>(round_down(l3_share / 2 / (kc * element_bytes), mr, 4 * mr), 256 * mr);
+  return {kc, mc, nc};
+}
+
+template <class P, class T>
+Kernel<P, T> blocked_kernel(int mr, int nr, int k_per_step, std::int64_t element_bytes,
+                            decltype(Kernel<P, T>::pack_a) pack_a, decltype(Kernel<P, T>::pack_b) pack_b,
+                            decltype(Kernel<P, T>::ukr) ukr) {
+  const Blocking blocking = cache_blocking(mr, nr, k_per_step, element_bytes);
+  return {mr, nr, k_per_step, blocking.kc, blocking.mc, blocking.nc, pack_a, pack_b, ukr};
+}
+
 Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
   const Packers<float> pa = f32_packers(a_dtype), pb = f32_packers(b_dtype);
   switch (isa) {
-    case Isa::avx512: return {14, 32, 1, 384, 14 * 220, 480, pa.a, pb.b, zmm::ukr<float, 14>};
-    case Isa::avx2: return {6, 16, 1, 384, 6 * 512, 192, pa.a, pb.b, ymm::ukr<float, 6>};
+    case Isa::avx512:
+      return blocked_kernel<float, float>(14, 32, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a, pb.b,
+                                          zmm::ukr<float, 14>);
+    case Isa::avx2: return blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>);
     case Isa::plain: break;
   }
-  return {4, 16, 1, 256, 4 * 256, 256, pa.a, pb.b, ukr_plain<float, 4, 16>};
+  return blocked_kernel<float, float>(4, 16, 1, 4, pa.a, pb.b, ukr_plain<float, 4, 16>);
 }
 
 Kernel<double, double> f64_kernel(Isa isa) {
   constexpr auto pack_a64 = pack_a<FromF64, double>;
   constexpr auto pack_b64 = pack_b<FromF64, double>;
   switch (isa) {
-    case Isa::avx512: return {14, 16, 1, 192, 14 * 110, 320, pack_a64, pack_b64, zmm::ukr<double, 14>};
-    case Isa::avx2: return {6, 8, 1, 256, 6 * 256, 128, pack_a64, pack_b64, ymm::ukr<double, 6>};
+    case Isa::avx512: return blocked_kernel<double, double>(14, 16, 1, 8, pack_a64, pack_b64, zmm::ukr<double, 14>);
+    case Isa::avx2: return blocked_kernel<double, double>(6, 8, 1, 8, pack_a64, pack_b64, ymm::ukr<double, 6>);
     case Isa::plain: break;
   }
-  return {4, 8, 1, 256, 4 * 128, 128, pack_a64, pack_b64, ukr_plain<double, 4, 8>};
+  return blocked_kernel<double, double>(4, 8, 1, 8, pack_a64, pack_b64, ukr_plain<double, 4, 8>);
 }
 
+// The label words of the kernel that ran: its ISA and micro-tile, and the blocking.
+template <class P, class T>
+void tell_choice(const MatmulProblem& p, const char* isa, const Kernel<P, T>& kernel) {
+  if (!p.choice) return;
+  *p.choice = std::string("isa=") + isa + " ukr=" + std::to_string(kernel.mr) + "x" + std::to_string(kernel.nr) +
+              " kc=" + std::to_string(kernel.kc) + " mc=" + std::to_string(kernel.mc) + " nc=" + std::to_string(kernel.nc);
+}
+
+const char* isa_name(Isa isa) { return isa == Isa::avx512 ? "avx512" : isa == Isa::avx2 ? "avx2" : "plain"; }
+
 Runner prepare_packed(const MatmulProblem& p, Isa isa) {
-  if (p.mode == ComputeMode::f64) return runner(p, f64_kernel(isa));
-  return runner(p, f32_kernel(isa, p.a.dtype, p.b.dtype));
+  if (p.mode == ComputeMode::f64) {
+    const auto kernel = f64_kernel(isa);
+    tell_choice(p, isa_name(isa), kernel);
+    return runner(p, kernel);
+  }
+  const auto kernel = f32_kernel(isa, p.a.dtype, p.b.dtype);
+  tell_choice(p, isa_name(isa), kernel);
+  return runner(p, kernel);
 }
 
 // ---- the variants ------------------------------------------------------------------------------
@@ -737,26 +957,50 @@ bool computes_f16(const MatmulProblem& p) { return p.mode == ComputeMode::f16; }
 
 std::optional<std::string> dpbf16_unavailable(const MatmulProblem& p) {
   if (auto error = cpu_problem_error(p)) return error;
-  return cpu_lacks({"avx512f", "avx512_bf16"});
+  if (auto lacks = cpu_lacks({"avx512f", "avx512_bf16"})) return lacks;
+  return isa_capped();
 }
 
 Runner prepare_dpbf16(const MatmulProblem& p) {
-  return runner(p, Kernel<std::uint32_t, float>{14, 32, 2, 768, 14 * 220, 480, pack_a_pairs, pack_b_pairs, ukr_dpbf16<14>});
+  // A step is a bf16 pair: 4 bytes of A per row and step.
+  auto kernel = blocked_kernel<std::uint32_t, float>(14, 32, 2, 4, pack_a_pairs, pack_b_pairs, ukr_dpbf16<14>);
+  kernel.kc *= 2;  // k elements: two a step
+  tell_choice(p, "avx512_bf16", kernel);
+  return runner(p, kernel);
+}
+
+std::optional<std::string> amx_unavailable(const MatmulProblem& p) {
+  if (auto error = cpu_problem_error(p)) return error;
+  if (auto lacks = cpu_lacks({"amx_tile", "amx_bf16"})) return lacks;
+  if (auto capped = isa_capped()) return capped;
+  return amx_refused();
+}
+
+Runner prepare_amx(const MatmulProblem& p) {
+  // A chunk (32 k of a row) is 64 bytes: kc from 2-byte elements, a multiple of 32.
+  auto kernel = blocked_kernel<Bf16Chunk, float>(32, 32, 32, 2, pack_a_amx, pack_b_amx, ukr_amx);
+  kernel.begin = amx_begin;
+  kernel.end = amx_end;
+  tell_choice(p, "amx_bf16", kernel);
+  return runner(p, kernel);
 }
 
 std::optional<std::string> fp16_unavailable(const MatmulProblem& p) {
   if (auto error = cpu_problem_error(p)) return error;
-  return cpu_lacks({"avx512f", "avx512bw", "avx512_fp16"});
+  if (auto lacks = cpu_lacks({"avx512f", "avx512bw", "avx512_fp16"})) return lacks;
+  return isa_capped();
 }
 
 Runner prepare_fp16(const MatmulProblem& p) {
-  return runner(p, Kernel<std::uint16_t, float>{8, 32, 1, 384, 8 * 384, 480, pack_a<Bits16, std::uint16_t>,
-                                                pack_b<Bits16, std::uint16_t>, ukr_fp16<8>});
+  const auto kernel = blocked_kernel<std::uint16_t, float>(8, 32, 1, 2, pack_a<Bits16, std::uint16_t>,
+                                                           pack_b<Bits16, std::uint16_t>, ukr_fp16<8>);
+  tell_choice(p, "avx512_fp16", kernel);
+  return runner(p, kernel);
 }
 
 constexpr auto cpu = Device::Kind::cpu;
 
-const std::array<MatmulVariant, 7> kVariants = {{
+const std::array<MatmulVariant, 8> kVariants = {{
     {"naive", "the reference loop: one output at a time, products and sums in f64", cpu, own_unavailable,
      direct<MatmulProblem, run_naive>, not_tf32, {.sums_in_f64 = true}, Role::reference},
     {"blocked", "cache-blocked, A and B packed into panels (narrow dtypes decoded to f32), plain C++ 4x16 inner kernel",
@@ -767,6 +1011,9 @@ const std::array<MatmulVariant, 7> kVariants = {{
      cpu, microkernel_unavailable, prepare_microkernel, not_tf32, {.emulated = true}, Role::own, {.speed = 1}},
     {"microkernel_dpbf16", "microkernel on bf16 pairs by AVX512_BF16 vdpbf16ps, f32 accumulation, 14x32", cpu,
      dpbf16_unavailable, prepare_dpbf16, computes_bf16, {}, Role::own, {.speed = 2}},
+    {"microkernel_amx",
+     "bf16 by AMX tiles: TDPBF16PS on 2x2 16x16 f32 C tiles (32x32), B packed in VNNI pairs, f32 accumulation",
+     cpu, amx_unavailable, prepare_amx, computes_bf16, {}, Role::own, {.speed = 3}},
     {"microkernel_fp16", "microkernel by AVX512-FP16 vfmadd231ph: f16 sums of 16 products, then f32 accumulation, 8x32",
      cpu, fp16_unavailable, prepare_fp16, computes_f16, {.narrow_accumulation = kFp16Block}, Role::own, {.speed = 2}},
     {"onednn", "oneDNN's matmul primitive (PyTorch's CPU matmul)", cpu, onednn_matmul_unavailable,

@@ -104,6 +104,8 @@ std::optional<std::string> onednn_matmul_unavailable(const MatmulProblem& p) {
   for (const TensorRef* t : {&p.a, &p.b, &p.c})
     if (!onednn_type(t->dtype))
       return onednn_version() + " has no " + std::string(dtype_name(t->dtype)) + " data type (dnnl::memory::data_type)";
+  if (p.m() == 0 || p.n() == 0 || p.k() == 0)  // 2.6.3's primitive descriptor divides by it (SIGFPE)
+    return onednn_version() + " takes no matmul with a zero dimension";
   try {
     onednn_primitive_desc(p);
   } catch (const dnnl::error& error) {

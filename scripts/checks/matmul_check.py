@@ -27,19 +27,15 @@ from check_common import cpu_model, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# torch.mm timed by scripts/torch_peer.py's measure() (the code the default suite's report uses).
 TORCH_SCRIPT = """
-import json, sys, time, torch
-torch.set_num_threads({threads})
-for n in {squares}:
-    for name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-        torch.mm(a, b)
-        times = []
-        for _ in range({reps}):
-            t = time.perf_counter(); torch.mm(a, b); times.append(time.perf_counter() - t)
-        times.sort()
-        print(json.dumps({{"dtype": name, "n": n, "median_s": times[len(times) // 2],
-                          "torch": torch.__version__}}))
+import json, statistics, sys, torch
+sys.path.insert(0, {scripts!r})
+from torch_peer import measure
+names = [f"matmul/torch/{{dtype}}/cpu/m={{n}},n={{n}},k={{n}}/layout=NN" for n in {squares} for dtype in ("f32", "bf16")]
+for name, case in measure(torch, names, repetitions={reps}).items():
+    print(json.dumps({{"dtype": name.split("/")[2], "n": int(name.split("m=")[1].split(",")[0]),
+                      "median_s": statistics.median(case["seconds"]), "torch": torch.__version__}}))
 """
 
 
@@ -82,7 +78,7 @@ def main():
         if peak:
             fma = max([fma or 0.0] + [b["flops_per_second"] for b in peak.values()])
         if args.torch:
-            script = TORCH_SCRIPT.format(threads=cores, squares=squares, reps=5)
+            script = TORCH_SCRIPT.format(scripts=str(ROOT / "scripts"), squares=squares, reps=5)
             out = subprocess.run([args.torch, "-c", script], check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
                 row = json.loads(line)

@@ -27,8 +27,10 @@ from check_common import cpu_model, gbench_medians, write_table
 ROOT = Path(__file__).resolve().parents[2]
 
 TORCH_SCRIPT = """
-import json, time, torch
+import json, statistics, sys, time, torch
 from torch import nn
+sys.path.insert(0, {scripts!r})
+from torch_peer import measure
 torch.set_num_threads({threads})
 def median(fn, reps={reps}):
     fn()
@@ -38,7 +40,8 @@ def median(fn, reps={reps}):
     return sorted(times)[len(times) // 2]
 x, y = torch.randn(8192, 8192), torch.empty(8192, 8192)
 print(json.dumps({{"op": "transpose", "s": median(lambda: x.t().contiguous())}}))
-print(json.dumps({{"op": "transpose_into", "s": median(lambda: y.copy_(x.t()))}}))
+transpose = measure(torch, ["strided/torch/f32/cpu/m=8192,n=8192/view=transpose"], repetitions={reps})
+print(json.dumps({{"op": "transpose_into", "s": statistics.median(*[c["seconds"] for c in transpose.values()])}}))
 print(json.dumps({{"op": "clone", "s": median(lambda: x.clone())}}))
 print(json.dumps({{"op": "clone_into", "s": median(lambda: y.copy_(x))}}))
 a, b, c = torch.randn(8, 1024, 768), torch.randn(768), torch.empty(8, 1024, 768)
@@ -86,7 +89,7 @@ def main():
         for binary, *flags in runs:
             for name, b in gbench_medians(binary, *flags, repetitions=5, min_time=0.2, warmup_s=0.5).items():
                 add(name, seconds(b))
-        script = TORCH_SCRIPT.format(threads=os.cpu_count(), reps=7)
+        script = TORCH_SCRIPT.format(threads=os.cpu_count(), reps=7, scripts=str(ROOT / "scripts"))
         out = subprocess.run([args.torch, "-c", script], check=True, capture_output=True, text=True).stdout
         for line in out.splitlines():
             row = json.loads(line)

@@ -156,3 +156,10 @@ def test_default_suite_filter_keeps_2048_for_f32_and_bf16_nn():
     layouts = {(name.split("/")[2], name.split("layout=")[1]) for name in names if "/m=1024," in name}
     assert {("f32", "NT"), ("f32", "TN"), ("bf16", "NT"), ("bf16", "TN"), ("f8e4m3", "NN")} <= layouts
     assert ("f64", "NT") not in layouts
+    # 4096: f32 and bf16 NN at the vendors and the own kernels that run at their dtype's rate
+    huge = {name.split("/")[1] + "/" + name.split("/")[2] for name in names if "/m=4096," in name}
+    assert {"microkernel/f32", "onednn/f32", "openblas/f32", "microkernel_amx/bf16", "microkernel_dpbf16/bf16",
+            "onednn/bf16"} <= huge
+    assert not huge & {"blocked/f32", "microkernel/bf16", "naive/bf16"}
+    assert not any(n for n in names if "/m=4096," in n and "/layout=NN" not in n)
+    assert not any(n for n in names if "/m=4096," in n and n.split("/")[2] not in ("f32", "bf16"))

@@ -43,6 +43,20 @@ def copy_beside(copies: dict[CopyKey, Case], case: Case) -> Optional[Case]:
 
 
 def cases_of(run: Run, family: str) -> list[Case]:
-    """The family's cases that ran, without the copy baselines."""
-    return [c for c in run.cases if c.ok and c.name.family == family and role(c) != "baseline"
+    """The family's cases that ran, without the copy baselines and PyTorch's (peers_of)."""
+    return [c for c in run.cases if c.ok and c.name.family == family and role(c) not in ("baseline", "peer")
             and c.bytes_per_second and c.real_time_s]
+
+
+PeerKey = tuple[str, str, str, tuple, tuple]  # family, dtype, device, shape, extras: a name but its variant
+
+
+def peer_key(case: Case) -> PeerKey:
+    name = case.name
+    return name.family, name.dtype, name.device, tuple(sorted(name.shape_dict().items())), tuple(name.extras)
+
+
+def peers_of(run: Run, family: str) -> dict[PeerKey, Case]:
+    """PyTorch's cases of the family that ran (torch_beside.json, role peer), by peer_key: a
+    case finds its PyTorch figure by its own key."""
+    return {peer_key(c): c for c in run.cases if c.ok and c.name.family == family and c.role == "peer"}

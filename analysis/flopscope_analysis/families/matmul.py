@@ -19,8 +19,9 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
+from .beside import peer_key, peers_of
 from .generic import cv_cell
-from .roles import ceiling_cell
+from .roles import ceiling_cell, role
 
 # Compute modes from widest to narrowest: the order of the trade-off table.
 MODE_ORDER = ["f64", "f32", "tf32", "f16", "bf16", "f8e4m3", "f8e4m3_e5m2", "f8e5m2_e4m3", "f8e5m2"]
@@ -41,6 +42,14 @@ LAYOUT_NOTE = (
     "n x k array) and TN (A as the transposed view of a k x m array) against NN, for the same "
     "variant, mode and shape in the same run; above 1.00 the view is slower than making it "
     "contiguous would let the kernel be.")
+
+VENDORS_NOTE = (
+    "Square matmuls, NN layout: each own variant of a compute mode (emulated ones left out) against "
+    "the fastest vendor of that mode at the same size, timed in the same process with the "
+    "repetitions interleaved (above 1.00x the own kernel is faster), and, where PyTorch is "
+    "installed, torch.mm of the same size and dtype (torch_beside.json: PyTorch in another "
+    "process of the same run, all cores, inputs in memory). `kernel` is what ran: the ISA and "
+    "micro-tile from the case's label.")
 
 PLOT_CAPTION = (
     "GFLOP/s of each variant against the size of square matmuls (NN layout; the x axis is n for "
@@ -99,7 +108,7 @@ def trade_off_section(run: Run) -> list[str]:
     """The fastest variant of each mode per (device, shape), NN layout."""
     best: dict[tuple[str, str], dict[str, Case]] = defaultdict(dict)
     for c in _matmul_cases(run):
-        if _layout(c) != "NN":
+        if _layout(c) != "NN" or role(c) == "peer":
             continue
         slot = best[(c.name.device, _shape_key(c))]
         mode = c.name.dtype
@@ -144,8 +153,39 @@ def layout_section(run: Run) -> list[str]:
     return lines + [""]
 
 
+def vendors_section(run: Run) -> list[str]:
+    """Own against the fastest vendor of each mode and against PyTorch, square NN matmuls."""
+    groups: dict[tuple[str, str, int], list[Case]] = defaultdict(list)
+    for c in _matmul_cases(run):
+        m, n, k = _dims(c)
+        if _layout(c) == "NN" and m == n == k and not _extra(c, "site") and role(c) in ("own", "vendor"):
+            groups[(c.name.device, c.name.dtype, n)].append(c)
+    peers = peers_of(run, "matmul")
+    rows = []
+    for (device_id, mode, n), group in sorted(groups.items(),
+                                              key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2])):
+        vendor = max((c for c in group if role(c) == "vendor"), key=lambda c: c.flops_per_second, default=None)
+        torch = peers.get(peer_key(group[0]))
+        for own in sorted((c for c in group if role(c) == "own" and "emulated" not in c.label),
+                          key=lambda c: c.name.variant):
+            kernel = " ".join(f"{key}={own.label[key]}" for key in ("isa", "ukr") if own.label.get(key))
+            rows.append([device_id, mode, str(n), own.name.variant, kernel or fmt.MISSING,
+                         fmt.giga(own.flops_per_second),
+                         f"{vendor.name.variant} {fmt.giga(vendor.flops_per_second)}" if vendor else fmt.MISSING,
+                         f"{own.flops_per_second / vendor.flops_per_second:.2f}x" if vendor else fmt.MISSING]
+                        + ([fmt.giga(torch.flops_per_second) if torch else fmt.MISSING,
+                            f"{own.flops_per_second / torch.flops_per_second:.2f}x" if torch else fmt.MISSING]
+                           if peers else []))
+    if not rows:
+        return []
+    lines = ["## Matmul: own kernels against the vendors" + (" and PyTorch" if peers else ""), "", VENDORS_NOTE, ""]
+    lines += tables.markdown(["device", "mode", "n", "own variant", "kernel", "GFLOP/s", "fastest vendor (GFLOP/s)",
+                              "own / vendor"] + (["torch.mm GFLOP/s", "own / torch"] if peers else []), rows)
+    return lines + [""]
+
+
 def matmul_sections(run: Run) -> list[str]:
-    return trade_off_section(run) + layout_section(run)
+    return vendors_section(run) + trade_off_section(run) + layout_section(run)
 
 
 def size_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:

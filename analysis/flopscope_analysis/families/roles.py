@@ -1,6 +1,7 @@
 """What a case is to the report (its role) and which measured ceiling it is held against.
 
-Role: "own", "vendor", "reference" or "baseline" (CONTRACTS.md), as the binary's context (schema
+Role: "own", "vendor", "reference", "baseline" (CONTRACTS.md) or "peer" (PyTorch's
+figures, torch_beside.json), as the binary's context (schema
 2) gives it on every case (load.py's Case.role, from the kernel table's row). A file of an older
 binary (schema 1) says no role: its cases are "unknown" (never guessed from variant names), and
 the report says what it could not know (RunFiles' limitations).

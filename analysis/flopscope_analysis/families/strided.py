@@ -19,7 +19,7 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import cases_of, copies_of, copy_beside
+from .beside import cases_of, copies_of, copy_beside, peer_key, peers_of
 
 # The vendor's variants (oneDNN's reorder, what PyTorch uses on the CPU; cuBLAS's geam) are those
 # whose role is "vendor" in the binary's context (schema 2); a schema-1 file has no roles.
@@ -77,6 +77,7 @@ def cost_section(run: Run) -> list[str]:
     for c in cases_of(run, "strided"):
         groups[(c.name.device, view_key(c), c.name.dtype, c.name.dims_text())].append(c)
     copies = copies_of(run, "strided")
+    peers = peers_of(run, "strided")
     rows = []
     for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _view_rank(kv[1][0]),
                                                              kv[0][2], kv[1][0].bytes)):
@@ -93,14 +94,23 @@ def cost_section(run: Run) -> list[str]:
                      _pct_copy(own, copy),
                      f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
                      _pct_copy(vendor, copy),
-                     f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING])
+                     f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING]
+                    + _torch_cells(own, peers.get(peer_key(reference))) * bool(peers))
     if not rows:
         return []
     lines = ["## What contiguity costs", "", COST_NOTE, ""]
     lines += tables.markdown(["device", "view", "dtype", "source shape", "bytes/iter", "touched / bytes",
                               "copy GB/s", "fastest own (GB/s)", "% copy", "vendor (GB/s)", "% copy",
-                              "own / vendor"], rows)
+                              "own / vendor"] + ["PyTorch (GB/s)", "own / PyTorch"] * bool(peers), rows)
     return lines + [""]
+
+
+def _torch_cells(own: Optional[Case], torch: Optional[Case]) -> list[str]:
+    """PyTorch's y.copy_(view) of the same view (torch_beside.json; another process, same run)."""
+    if not torch:
+        return [fmt.MISSING, fmt.MISSING]
+    return [fmt.giga(torch.bytes_per_second),
+            f"{own.bytes_per_second / torch.bytes_per_second:.2f}x" if own else fmt.MISSING]
 
 
 def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
