@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "flopscope/compare.hpp"
+#include "flopscope/cpu_info.hpp"
 #include "flopscope/kernels/cuda_runtime.hpp"
 #include "flopscope/kernels/fill.hpp"
 #include "flopscope/kernels/index_width.hpp"
@@ -43,7 +44,10 @@ std::vector<View> views(DType dtype) {
   std::uint64_t seed = 1;
   auto add = [&](std::string name, const Tensor& t) { out.push_back({std::move(name), t}); };
   for (auto [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-           {0, 5}, {1, 1}, {1, 7}, {7, 1}, {3, 5}, {16, 16}, {17, 33}, {64, 64}, {65, 129}, {100, 37}, {250, 3}}) {
+           {0, 5}, {1, 1}, {1, 7}, {7, 1}, {3, 5}, {16, 16}, {17, 33}, {64, 64}, {65, 129}, {100, 37}, {250, 3},
+           // 32 x 32 16-bit tiles with edges on both sides; a pitch off the line (300 elements) and more
+           // dst rows (517) than one L1-sized block holds.
+           {31, 33}, {96, 97}, {300, 517}}) {
     const Tensor x = random_tensor({m, n}, dtype, seed++);
     add("transpose " + shape_str(x.shape()), x.t());
     // A start off alignment: columns 1.. of a wider matrix (storage offset 1, row pitch n + 1).
@@ -238,6 +242,9 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
   const Tensor x16 = random_tensor({side, side + 3}, DType::bf16, 15);
   const Tensor x8 = random_tensor({side, side + 3}, DType::f8e4m3, 16);
   const Tensor cube16 = random_tensor({33, 32, threshold / 4000 + 3}, DType::bf16, 17);
+  // The same for f32 and bf16 through whole-line micro-tiles (16 x 16 f32, 32 x 32 bf16 with
+  // AVX-512): a pitch of whole lines, but batches 33 elements apart, off the line.
+  const Tensor cube32 = random_tensor({33, 32, threshold / 8000 + 3}, DType::f32, 18);
   for (const auto& variant : kernels::cpu_strided_variants()) {
     if (variant.name != "simd" && variant.name != "blocked") continue;
     const Device cpu = Device::cpu();
@@ -249,12 +256,36 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
     check(variant, {"large bf16 transpose", x16.t()}, cpu, 32);
     check(variant, {"large f8 transpose", x8.t()}, cpu, 64);
     check(variant, {"large bf16 permute(2, 1, 0)", cube16.permute({2, 1, 0})}, cpu, 32);
+    check(variant, {"large f32 permute(2, 1, 0)", cube32.permute({2, 1, 0})}, cpu, 16);
     check(variant, {"large split heads", heads.permute({0, 2, 1, 3})}, cpu, 16);
     check(variant, {"large expanded row", row.expand({side / 2, side + 16})}, cpu, 16);
     for (std::int64_t step : {2, 3, 16})
       check(variant, {"large slice ::" + std::to_string(step), wide.slice(1, 1, std::nullopt, step)}, cpu, 16);
     check(variant, {"large f64 slice ::2", wide64.slice(1, 1, std::nullopt, 2)}, cpu, 8);
     check(variant, {"large slice ::2, misaligned", wide.slice(1, 1, std::nullopt, 2)});
+  }
+}
+
+TEST(CpuStrided, TransposesPastTheL2CachesAreExact) {
+  // simd's transposes stream their stores once src and dst together exceed the L2 caches of all
+  // cores: straight from registers where dst rows start on lines (4- and 2-byte elements, AVX-512
+  // 32 x 32 for 2-byte), through L1 strips where they do not (a pitch of an odd number of
+  // elements), with edges on every side.
+  const CpuInfo& cpu = this_cpu();
+  const auto l2 = std::int64_t(std::max<std::size_t>(cpu.l2_bytes, 256 << 10)) * std::max(1, cpu.cores);
+  std::int64_t side = 64;
+  while (2 * side * side * 2 <= l2) side *= 2;  // bf16 past it, f32 twice past it
+  std::uint64_t seed = 40;
+  const auto& simd = kernels::variant_named(kernels::cpu_strided_variants(), "simd");
+  for (DType dtype : {DType::f32, DType::bf16, DType::f64, DType::f8e4m3}) {
+    const std::int64_t aligned = 64 / std::int64_t(dtype_size(dtype));
+    for (auto [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{{side + 3, side + 5}, {side, side + 7}, {side + 1, side}}) {
+      const Tensor x = random_tensor({m, n}, dtype, seed++);
+      check(simd, {"transpose " + shape_str(x.shape()), x.t()}, Device::cpu(), aligned);
+      check(simd, {"transpose, dst misaligned " + shape_str(x.shape()), x.t()});
+    }
+    const Tensor cube = random_tensor({33, 32, side * side / 1024 + 3}, dtype, seed++);
+    check(simd, {"permute(2, 1, 0) of " + shape_str(cube.shape()), cube.permute({2, 1, 0})}, Device::cpu(), aligned);
   }
 }
 

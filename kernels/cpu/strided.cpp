@@ -8,14 +8,16 @@
 //            elements through an L1 buffer (src rows in, dst rows out), so that every line is read
 //            or written whole, once; gathers element by element.
 //   simd     blocked, with the tiles transposed in registers at the widest vector width the CPU
-//            has (AVX-512: 16 x 16 4-byte and 8 x 8 8-byte elements in zmm; AVX2: 8 x 8 and 4 x 4
-//            in ymm; 2-byte 16 x 16 in ymm and 1-byte 16 x 16 in xmm on both) straight from src to
+//            has (AVX-512: 16 x 16 4-byte, 8 x 8 8-byte and 32 x 32 2-byte elements in zmm; AVX2:
+//            8 x 8, 4 x 4 and 16 x 16 in ymm; 1-byte 16 x 16 in xmm on both) straight from src to
 //            dst, in blocks one micro-tile high and 4 KiB of each src row long (src rows read in
-//            order a page at a time, dst rows written in order a line at a time); rows by vector
-//            copies, expanded columns by broadcast stores, slices element by element (4- and
-//            8-byte ones a vector at a time into non-temporal stores), and non-temporal stores
-//            when src and dst together exceed the last-level cache (on a 64-byte aligned
-//            destination).
+//            order a page at a time, dst rows written in order a line at a time; where dst rows
+//            start off a line, blocks as tall as fit L1, from this CPU's size); ragged edges by the
+//            same micro-kernel through an L1 buffer; rows by vector copies, expanded columns by
+//            broadcast stores, slices at steps 2-16 by whole-vector loads merged with two-source
+//            permutes (AVX-512; other steps and AVX2 element by element, 4- and 8-byte ones a
+//            vector at a time into non-temporal stores), and non-temporal stores when src and dst
+//            together exceed the last-level cache (on a 64-byte aligned destination).
 //            AVX-512 or AVX2 chosen at run time; a CPU with neither is a skip that says so.
 //   reorder  oneDNN's reorder primitive on the view's own dims and strides (the vendor reference;
 //            PyTorch runs it for its mkldnn tensors, its plain .contiguous() has its own copy
@@ -30,6 +32,7 @@
 #include <stdexcept>
 
 #include "flopscope/checked.hpp"
+#include "flopscope/cpu_info.hpp"
 #include "isa.hpp"
 #include "parallel.hpp"
 #ifdef FLOPSCOPE_HAVE_ONEDNN
@@ -171,6 +174,17 @@ constexpr std::int64_t kParallelBytes = std::int64_t{1} << 16;
 
 bool streaming(const StridedPlan& plan) {
   return 2 * plan.numel * plan.element_size > static_cast<std::int64_t>(cpu_streaming_threshold_bytes());
+}
+
+// A transpose streams its stores from a smaller size on: once src and dst together exceed the L2
+// caches of all cores. Its dst lines are written one per row, rows apart, so that no prefetcher
+// fetches them ahead and each store's read for ownership waits the full latency of the LLC:
+// measured on a 2-core Xeon VM (2 MiB L2 each, 480 MiB LLC), 4096^2 f32 ran at 0.34x a copy with
+// ordinary stores, 0.83x with streaming ones; bf16 0.26x and 0.65x.
+bool streaming_transpose(const StridedPlan& plan) {
+  const CpuInfo& cpu = this_cpu();
+  const auto l2 = static_cast<std::int64_t>(cpu.l2_bytes) * std::max(1, cpu.cores);
+  return streaming(plan) || (l2 > 0 && 2 * plan.numel * plan.element_size > l2);
 }
 
 // ---- naive ----
@@ -374,6 +388,46 @@ FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::i
     for (int j = 0; j < 8; ++j) _mm512_storeu_si512(dst + j * D, t[j]);
 }
 
+// 32 x 32 2-byte elements in zmm: three rounds of unpacks within 128-bit lanes transpose each
+// 8 x 8 block of a group of 8 rows, two rounds of 128-bit shuffles across the four groups (160
+// shuffles for 2 KiB); each dst row is one whole line, so that 2-byte transposes stream their
+// stores straight from the registers like 4-byte ones.
+FLOPSCOPE_AVX512 void transpose32x32_2byte_avx512(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
+                                                  std::int64_t D, bool nt) {
+  __m512i r[32], t[32];
+  for (int i = 0; i < 32; ++i) r[i] = _mm512_loadu_si512(src + i * S);
+  for (int i = 0; i < 32; i += 2) {
+    t[i] = _mm512_unpacklo_epi16(r[i], r[i + 1]);      // per lane: columns 0-3 of 2 rows
+    t[i + 1] = _mm512_unpackhi_epi16(r[i], r[i + 1]);  // 4-7
+  }
+  for (int g = 0; g < 32; g += 4) {
+    r[g] = _mm512_unpacklo_epi32(t[g], t[g + 2]);          // columns 0, 1 of 4 rows
+    r[g + 1] = _mm512_unpackhi_epi32(t[g], t[g + 2]);      // 2, 3
+    r[g + 2] = _mm512_unpacklo_epi32(t[g + 1], t[g + 3]);  // 4, 5
+    r[g + 3] = _mm512_unpackhi_epi32(t[g + 1], t[g + 3]);  // 6, 7
+  }
+  for (int h = 0; h < 32; h += 8)
+    for (int q = 0; q < 4; ++q) {
+      t[h + 2 * q] = _mm512_unpacklo_epi64(r[h + q], r[h + 4 + q]);      // column 2q of 8 rows
+      t[h + 2 * q + 1] = _mm512_unpackhi_epi64(r[h + q], r[h + 4 + q]);  // 2q + 1
+    }
+  // t[8g + c], lane L: column 8L + c of rows 8g..8g+7; dst row 8L + c is lane L of t[c], t[8 + c],
+  // t[16 + c], t[24 + c] (a 4 x 4 transpose of 128-bit blocks).
+  for (int c = 0; c < 8; ++c) {
+    const __m512i u0 = _mm512_shuffle_i32x4(t[c], t[8 + c], 0x88), u1 = _mm512_shuffle_i32x4(t[c], t[8 + c], 0xdd);
+    const __m512i u2 = _mm512_shuffle_i32x4(t[16 + c], t[24 + c], 0x88),
+                  u3 = _mm512_shuffle_i32x4(t[16 + c], t[24 + c], 0xdd);
+    r[c] = _mm512_shuffle_i32x4(u0, u2, 0x88);
+    r[8 + c] = _mm512_shuffle_i32x4(u1, u3, 0x88);
+    r[16 + c] = _mm512_shuffle_i32x4(u0, u2, 0xdd);
+    r[24 + c] = _mm512_shuffle_i32x4(u1, u3, 0xdd);
+  }
+  if (nt)
+    for (int j = 0; j < 32; ++j) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * D), r[j]);
+  else
+    for (int j = 0; j < 32; ++j) _mm512_storeu_si512(dst + j * D, r[j]);
+}
+
 FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
                                             std::int64_t D, bool nt) {
   __m256i r[8], t[8];
@@ -535,6 +589,77 @@ FLOPSCOPE_AVX512 void gather_row_avx512(T* dst, const T* src, std::int64_t n, st
   for (; j < n; ++j) dst[j] = src[j * stride];
 }
 
+// Slice rows at a step k of 2 to 4 with AVX-512: each dst vector's k source vectors loaded whole
+// (every line of them is read anyway) and merged by k - 1 two-source permutes (vpermt2w/d/q), each
+// taking the lanes that the next source vector holds; the row's last vector by masked loads and a
+// masked store, so that nothing past the row's last element is read. Measured on a loaded 2-core
+// Xeon VM, one thread, 4096 x 4096 f32, against oneDNN's reorder (medians of 4 alternating rounds):
+// k = 2 1.19x (element by element: 1.01x), k = 4 1.05x (0.86x); at k = 16 the chain of 15
+// permutes lost (0.67x against 1.04x element by element), at k = 8 a tie (0.89x, 0.92x): those
+// stay element by element.
+constexpr std::int64_t kMaxShuffleStep = 4;
+
+struct SliceShuffle {
+  std::int64_t step = 0;                 // 2..kMaxShuffleStep, or 0: no shuffle (gather_row instead)
+  __m512i index[kMaxShuffleStep - 1];  // index[j - 1] merges source vector j
+};
+
+template <class T>
+SliceShuffle slice_shuffle(std::int64_t step) {
+  constexpr std::int64_t lanes = 64 / std::int64_t(sizeof(T));
+  SliceShuffle s;
+  if (step < 2 || step > kMaxShuffleStep) return s;
+  s.step = step;
+  for (std::int64_t j = 1; j < step; ++j) {
+    alignas(64) T index[lanes];
+    for (std::int64_t l = 0; l < lanes; ++l) {
+      const std::int64_t at = l * step;  // the element lane l wants, from the first source vector's start
+      // j = 1 takes vectors 0 and 1 as they are; later ones keep what is gathered so far.
+      if (j == 1) index[l] = T(at < 2 * lanes ? at : l);
+      else index[l] = T(at >= j * lanes && at < (j + 1) * lanes ? lanes + at - j * lanes : l);
+    }
+    std::memcpy(&s.index[j - 1], index, 64);
+  }
+  return s;
+}
+
+template <class T>
+FLOPSCOPE_AVX512 __m512i permute2(__m512i a, __m512i index, __m512i b) {
+  if constexpr (sizeof(T) == 2) return _mm512_permutex2var_epi16(a, index, b);
+  else if constexpr (sizeof(T) == 4) return _mm512_permutex2var_epi32(a, index, b);
+  else return _mm512_permutex2var_epi64(a, index, b);
+}
+
+FLOPSCOPE_AVX512 __mmask64 byte_mask(std::int64_t bytes) {
+  return bytes >= 64 ? ~__mmask64{0} : bytes <= 0 ? 0 : _bzhi_u64(~std::uint64_t{0}, unsigned(bytes));
+}
+
+template <class T>
+FLOPSCOPE_AVX512 void slice_row_avx512(T* dst, const T* src, std::int64_t n, const SliceShuffle& s, bool nt) {
+  constexpr std::int64_t lanes = 64 / std::int64_t(sizeof(T)), size = std::int64_t(sizeof(T));
+  const std::int64_t k = s.step;
+  std::int64_t j = 0;
+  if (nt)
+    for (; j < n && (reinterpret_cast<std::uintptr_t>(dst + j) & 63); ++j) dst[j] = src[j * k];
+  // Whole vectors while their k source vectors end before the row's last element ((n - 1) k).
+  for (; j + lanes <= n - 1; j += lanes) {
+    const T* from = src + j * k;
+    __m512i out = permute2<T>(_mm512_loadu_si512(from), s.index[0], _mm512_loadu_si512(from + lanes));
+    for (std::int64_t v = 2; v < k; ++v) out = permute2<T>(out, s.index[v - 1], _mm512_loadu_si512(from + v * lanes));
+    if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j), out);
+    else _mm512_storeu_si512(dst + j, out);
+  }
+  if (j < n) {  // n - j <= lanes outputs, elements up to (n - 1 - j) k of `from`
+    const T* from = src + j * k;
+    const std::int64_t elements = (n - 1 - j) * k + 1;
+    __m512i out = permute2<T>(_mm512_maskz_loadu_epi8(byte_mask(elements * size), from), s.index[0],
+                              _mm512_maskz_loadu_epi8(byte_mask((elements - lanes) * size), from + lanes));
+    for (std::int64_t v = 2; v < k; ++v)
+      out = permute2<T>(out, s.index[v - 1], _mm512_maskz_loadu_epi8(byte_mask((elements - v * lanes) * size), from + v * lanes));
+    _mm512_mask_storeu_epi8(dst + j, byte_mask((n - j) * size), out);
+  }
+}
+
 template <class T>
 FLOPSCOPE_AVX2 void gather_row_avx2(T* dst, const T* src, std::int64_t n, std::int64_t stride, bool nt) {
   constexpr std::int64_t lanes = 32 / std::int64_t(sizeof(T));
@@ -578,12 +703,35 @@ SimdKernels<T> simd_kernels() {
     if (avx512) k = {transpose8x8_8byte_avx512, 8, k.copy_row};
     else if (avx2) k = {transpose4x4_8byte_avx2, 4, k.copy_row};
   } else if constexpr (sizeof(T) == 2) {
-    if (avx2) k = {transpose16x16_2byte_avx2, 16, k.copy_row};
+    if (avx512) k = {transpose32x32_2byte_avx512, 32, k.copy_row};
+    else if (avx2) k = {transpose16x16_2byte_avx2, 16, k.copy_row};
   } else {
     if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
   }
   if constexpr (sizeof(T) >= 4) k.gather_row = avx512 ? gather_row_avx512<T> : avx2 ? gather_row_avx2<T> : nullptr;
   return k;
+}
+
+// The ragged edges of a transpose (fewer than V rows or columns, any pitch) by the same micro-kernel:
+// each partial V x V tile's src rows copied into an L1 buffer (vector copies, masked at the end
+// with AVX-512), transposed there and its dst rows copied out the same way. Element by element,
+// 4095 x 4097's last 15 columns were 4097 scattered stores each.
+template <class T>
+void edge_tiles(const SimdKernels<T>& k, T* out, const T* in, std::int64_t rows, std::int64_t cols, std::int64_t S,
+                std::int64_t D) {
+  const std::int64_t V = k.side;
+  alignas(64) T from[32 * 32], to[32 * 32];
+  std::memset(from, 0, sizeof from);
+  auto copy = [&](T* dst, const T* src, std::int64_t n) {
+    k.copy_row(reinterpret_cast<unsigned char*>(dst), reinterpret_cast<const unsigned char*>(src), std::size_t(n) * sizeof(T), false);
+  };
+  for (std::int64_t r = 0; r < rows; r += V)
+    for (std::int64_t c = 0; c < cols; c += V) {
+      const std::int64_t h = std::min(V, rows - r), w = std::min(V, cols - c);
+      for (std::int64_t i = 0; i < w; ++i) copy(from + i * V, in + (c + i) * S + r, h);
+      k.transpose(from, V, to, V, false);
+      for (std::int64_t j = 0; j < h; ++j) copy(out + (r + j) * D + c, to + j * V, w);
+    }
 }
 
 // simd's transposes, in blocks of 4 KiB of src row x V src rows: each src row is read a page at
@@ -601,18 +749,29 @@ SimdKernels<T> simd_kernels() {
 // at the ends by masked ones: non-temporal stores of part of a line, or of a line split across
 // two, each cost a read of the line from memory (bf16 8192^2: 0.29x a copy direct, 0.79x in strips
 // of 256 bytes, 0.41x in strips of 512).
-constexpr std::int64_t kStripBytes = 256;
+// Where the pitch is no whole lines (4095 x 4097), the same: NT stores on the whole lines of each
+// strip row, ordinary ones on the two lines it shares with its neighbours.
+constexpr std::int64_t kStripBytes = 256, kStripBufferBytes = 32 << 10;
 
 template <class T>
 void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, const T* src, bool nt) {
   const std::int64_t V = k.side, rows = plan.sizes[plan.pivot];
   const std::int64_t pitch_bytes = plan.dst_strides[plan.pivot] * std::int64_t(sizeof(T));
-  const bool whole_lines = V * std::int64_t(sizeof(T)) >= 64 && pitch_bytes % 64 == 0;
+  // Every micro-tile row starts on a line of dst where V elements fill one and every dst stride
+  // but the innermost (the pitch, and a batch's: a 3-d permute's) is whole lines.
+  bool whole_lines = V * std::int64_t(sizeof(T)) >= 64;
+  for (int d = 0; d < plan.dims - 1; ++d) whole_lines &= plan.dst_strides[d] * std::int64_t(sizeof(T)) % 64 == 0;
   const std::int64_t page = 4096 / std::int64_t(sizeof(T));
-  const std::int64_t block_rows = std::min(page, ceil_div(rows, V) * V);
-  // Measured on Zen 4, the strip path loses where the pitch is no whole lines (4095 x 4097 f32:
-  // 0.09-0.20x a copy against 0.34-0.40x direct): those stay direct, without streaming stores.
-  if (!nt || whole_lines || pitch_bytes % 64 != 0) {
+  std::int64_t block_rows = std::min(page, ceil_div(rows, V) * V);
+  // Where dst rows start off a line (4095 x 4097), each micro-tile row's store spans two lines,
+  // finished by the next block along the row: blocks then as tall as keep their dst lines (two a
+  // row) and src lines in L1 (this CPU's size), so that those lines are not written back and read
+  // again.
+  if (pitch_bytes % 64 != 0) {
+    const auto l1 = std::int64_t(this_cpu().l1d_bytes ? this_cpu().l1d_bytes : 32 << 10);
+    block_rows = std::clamp(l1 / (2 * 64 + V * std::int64_t(sizeof(T))) / V * V, V, block_rows);
+  }
+  if (!nt || whole_lines) {
     const bool tile_nt = nt && whole_lines;  // micro-tiles' rows are lines of dst
     const std::int64_t block_cols = std::max(V, page / block_rows * V);
     for_each_tile(plan, dst, src, block_rows, block_cols, [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols,
@@ -620,16 +779,20 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
       const std::int64_t full_rows = n_rows / V * V, full_cols = n_cols / V * V;
       for (std::int64_t r = 0; r < full_rows; r += V)
         for (std::int64_t c = 0; c < full_cols; c += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
-      if (full_cols < n_cols) tile_scalar(out + full_cols, in + full_cols * S, full_rows, n_cols - full_cols, S, D);
-      if (full_rows < n_rows) tile_scalar(out + full_rows * D, in + full_rows, n_rows - full_rows, n_cols, S, D);
+      if (full_cols < n_cols) edge_tiles(k, out + full_cols, in + full_cols * S, full_rows, n_cols - full_cols, S, D);
+      if (full_rows < n_rows) edge_tiles(k, out + full_rows * D, in + full_rows, n_rows - full_rows, n_cols, S, D);
     });
     return;
   }
-  constexpr std::int64_t W = kStripBytes / std::int64_t(sizeof(T));  // dst columns of a strip
+  // Strips of whole lines: 256 bytes where the pitch is (bf16 with V = 16, measured), else as wide as
+  // half of L1 holds V rows of, so that few lines are split between two strips.
+  const auto l1 = std::int64_t(this_cpu().l1d_bytes ? this_cpu().l1d_bytes : 32 << 10);
+  const std::int64_t strip_bytes = pitch_bytes % 64 == 0 ? kStripBytes : std::max(kStripBytes, std::min(l1 / 2, kStripBufferBytes) / V / 64 * 64);
+  const std::int64_t W = strip_bytes / std::int64_t(sizeof(T));  // dst columns of a strip
   const std::int64_t block_cols = std::max(W, ceil_div(page / block_rows * V, W) * W);
   for_each_tile(plan, dst, src, block_rows, block_cols, [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols,
                                                              std::int64_t S, std::int64_t D) {
-    alignas(64) T strip[16 * W];  // V <= 16
+    alignas(64) T strip[kStripBufferBytes / sizeof(T)];  // V rows of W
     for (std::int64_t r = 0; r < n_rows; r += V) {
       const std::int64_t h = std::min(V, n_rows - r);
       for (std::int64_t c0 = 0; c0 < n_cols; c0 += W) {
@@ -659,13 +822,17 @@ void simd_typed(const StridedPlan& plan, T* dst, const T* src) {
       });
       return;
     case StridedPlan::Kind::transpose:
-      simd_transpose(k, plan, dst, src, nt);
+      simd_transpose(k, plan, dst, src, streaming_transpose(plan) && (reinterpret_cast<std::uintptr_t>(dst) & 63) == 0);
       return;
     case StridedPlan::Kind::gather: {
       const std::int64_t stride = plan.src_strides[plan.dims - 1];
       if (stride == 0)
         for_each_row(plan, dst, src, [](T* out, const T* in, std::int64_t n) { fill_row(out, *in, n); });
-      else if (k.gather_row)
+      else if (const SliceShuffle shuffle = sizeof(T) > 1 && vector_isa() == VectorIsa::avx512 ? slice_shuffle<T>(stride) : SliceShuffle{};
+               shuffle.step) {
+        if constexpr (sizeof(T) > 1)
+          for_each_row(plan, dst, src, [&shuffle, nt](T* out, const T* in, std::int64_t n) { slice_row_avx512(out, in, n, shuffle, nt); });
+      } else if (k.gather_row)
         for_each_row(plan, dst, src, [stride, nt](T* out, const T* in, std::int64_t n) { k.gather_row(out, in, n, stride, nt); });
       else
         for_each_row(plan, dst, src, [stride](T* out, const T* in, std::int64_t n) { gather_row(out, in, n, stride); });

@@ -48,6 +48,36 @@ STEP_CAPTION = (
     "moves whole lines at copy speed. Hollow markers are unresolved cases (95% CI of the median wider than ±3%).")
 
 
+# The targets of issue 25 ("own CPU kernels at the limit"), one row per view: view kind, dtype and
+# source shape (None: any), what the fastest own variant is set against ("copy": the same-process
+# copy's bandwidth; "vendor": the vendor's variant's) and the ratio it should reach. The table's
+# "target" column says, for the rows they name, whether the run met them.
+TARGETS = [
+    ("transpose", "f32", "m=8192,n=8192", "copy", 0.70),
+    ("transpose", "f32", "m=4096,n=4096", "copy", 0.70),
+    ("transpose", "f32", "m=4095,n=4097", "copy", 0.60),
+    ("transpose", "bf16", "m=8192,n=8192", "copy", 0.60),
+    ("split_heads", None, None, "copy", 0.90),
+    ("merge_heads", None, None, "copy", 0.90),
+    ("slice", None, None, "vendor", 1.00),
+]
+
+
+def target_cell(view: str, dtype: str, shape: str, own: Optional[Case], vendor: Optional[Case],
+                copy: Optional[Case]) -> str:
+    """'>= 70% copy: met' for a row that TARGETS names (on the CPU), else empty."""
+    kind = view.split(" ")[0]
+    for t_view, t_dtype, t_shape, against, ratio in TARGETS:
+        if t_view != kind or t_dtype not in (None, dtype) or t_shape not in (None, shape):
+            continue
+        base = copy if against == "copy" else vendor
+        goal = f">= {100 * ratio:.0f}% copy" if against == "copy" else f">= {ratio:.2f}x vendor"
+        if not own or not base:
+            return f"{goal}: {fmt.MISSING}"
+        return f"{goal}: {'met' if own.bytes_per_second >= ratio * base.bytes_per_second else 'missed'}"
+    return ""
+
+
 def view_key(case: Case) -> str:
     """'transpose', 'slice step=4', 'permute perm=0.2.3.1': the view a case makes contiguous."""
     extras = dict(case.name.extras)
@@ -94,14 +124,15 @@ def cost_section(run: Run) -> list[str]:
                      _pct_copy(own, copy),
                      f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
                      _pct_copy(vendor, copy),
-                     f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING]
+                     f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING,
+                     target_cell(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else ""]
                     + _torch_cells(own, peers.get(peer_key(reference))) * bool(peers))
     if not rows:
         return []
     lines = ["## What contiguity costs", "", COST_NOTE, ""]
     lines += tables.markdown(["device", "view", "dtype", "source shape", "bytes/iter", "touched / bytes",
                               "copy GB/s", "fastest own (GB/s)", "% copy", "vendor (GB/s)", "% copy",
-                              "own / vendor"] + ["PyTorch (GB/s)", "own / PyTorch"] * bool(peers), rows)
+                              "own / vendor", "target"] + ["PyTorch (GB/s)", "own / PyTorch"] * bool(peers), rows)
     return lines + [""]
 
 
