@@ -9,7 +9,9 @@
 # A merge base that does not build, or has no case of the suite, is a named skip (exit 0): not
 # the change's fault. HEAD that does not build fails (exit 1). FLOPSCOPE_AB_MARKDOWN=FILE also
 # writes the Markdown (CI's pull request comment), FLOPSCOPE_AB_DIR keeps the worktrees and runs,
-# FLOPSCOPE_AB_FULL names where the full comparison is when the Markdown is cut.
+# FLOPSCOPE_AB_FULL names where the full comparison is when the Markdown is cut; FLOPSCOPE_AB_KEEP=1
+# keeps the two worktrees, so that `flopscope-analysis ab --a DIR/base/build --b DIR/head/build`
+# can pair them again without building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base_ref=${1:?usage: scripts/ab.sh BASE_REF [FILTER]}
@@ -32,7 +34,7 @@ build_one() {  # $1: a commit, $2: its worktree; the bench_* targets of its buil
   ((${#targets[@]})) || return 1
   cmake --build "$2/build" -j "$(nproc)" --target "${targets[@]}" >>"$2.build.log" 2>&1
 }
-trap 'git worktree remove --force "$work/base" 2>/dev/null || true; git worktree remove --force "$work/head" 2>/dev/null || true' EXIT
+[[ -n ${FLOPSCOPE_AB_KEEP:-} ]] || trap 'git worktree remove --force "$work/base" 2>/dev/null || true; git worktree remove --force "$work/head" 2>/dev/null || true' EXIT
 start=$SECONDS
 build_one "$base" "$work/base" || skip "the merge base ${base:0:10} does not build (log: $work/base.build.log)"
 build_one HEAD "$work/head" || { tail -n 20 "$work/head.build.log"; echo "ab: HEAD does not build (log: $work/head.build.log)" >&2; exit 1; }

@@ -90,9 +90,9 @@ def headline_plot(runs: list[Run], machine_key: str, path: Path) -> Optional[Pat
     names = headline_cases(runs[-1])
     if not names:
         return None
-    rows = math.ceil(len(names) / PANEL_COLUMNS)
-    fig, axes = plots.plt.subplots(rows, PANEL_COLUMNS, figsize=(4.2 * PANEL_COLUMNS, 2.9 * rows),
-                                   squeeze=False)
+    columns = min(PANEL_COLUMNS, len(names))
+    rows = math.ceil(len(names) / columns)
+    fig, axes = plots.plt.subplots(rows, columns, figsize=(4.2 * columns, 2.9 * rows + 0.4), squeeze=False)
     for ax, name in zip(axes.flat, names):
         points = [(x, c) for x, run in enumerate(runs) for c in run.cases if str(c.name) == name and c.ok and c.rate]
         unit = "GB/s" if points[-1][1].rate_unit == "B/s" else "GFLOP/s"
@@ -114,10 +114,10 @@ def headline_plot(runs: list[Run], machine_key: str, path: Path) -> Optional[Pat
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[len(names):]:
         ax.set_visible(False)
-    fig.suptitle(f"headline cases over commits (oldest first): {machine_key}; "
-                 f"red down / green up: compare's judge found a change beyond "
-                 f"{100 * DEFAULT_THRESHOLD:g}% from the entry before", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.suptitle(f"headline cases over commits, oldest first: {machine_key}\nred down, green up: "
+                 f"compare's judge found a change beyond {100 * DEFAULT_THRESHOLD:g}% from the entry before",
+                 fontsize=8)
+    fig.tight_layout()
     return plots.save(fig, path)
 
 
