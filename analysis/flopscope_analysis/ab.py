@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .compare import Comparison, compare_runs
+from .compare import FASTER, NOISY, SLOWER, Comparison, compare_runs, relative_change
 from .errors import AnalysisError
 from .load import load_run
 from .names import strip_gbench_suffixes
@@ -227,9 +227,38 @@ def run_pair(build_a: Path, build_b: Path, out_dir: Path, pattern: str = ".", ro
     return dirs["a"], dirs["b"]
 
 
+def round_changes(dir_a: Path, dir_b: Path) -> dict[str, list[float]]:
+    """Per case (its name without Google Benchmark's suffixes), the change of each round: B's
+    median time against A's in that round (normalising scales both alike, so it is as run)."""
+    times: dict[tuple[str, tuple], dict[str, list[float]]] = {}
+    for side, folder in (("a", dir_a), ("b", dir_b)):
+        for path in sorted(folder.glob("*.json")):
+            for entry in json.loads(path.read_text()).get("benchmarks", []):
+                seconds = _seconds(entry)
+                if seconds and "ab_round" in entry:
+                    key = (strip_gbench_suffixes(entry.get("run_name", entry.get("name", ""))), tuple(entry["ab_round"]))
+                    times.setdefault(key, {}).setdefault(side, []).append(seconds)
+    changes: dict[str, list[float]] = {}
+    for (name, _), sides in sorted(times.items()):
+        if len(sides) == 2:
+            changes.setdefault(name, []).append(relative_change(statistics.median(sides["a"]),
+                                                                statistics.median(sides["b"])))
+    return changes
+
+
 def compare_pair(dir_a: Path, dir_b: Path, threshold: float = AB_THRESHOLD) -> Comparison:
     """compare's statistics on the paired run: timing gates (one machine, one moment); a side's
     cv does not make a case noisy, nor does the spread of the binary's cases (both are drift
     common to the two sides): the U test over the rounds' repetitions, each round's level
-    divided out (Note [rounds are blocks]), decides."""
-    return compare_runs(load_run(dir_a), load_run(dir_b), threshold, timing_gate=True, paired=True)
+    divided out (Note [rounds are blocks]), decides. A slower or faster verdict must then show in
+    every round (B against A, adjacent processes): where a round disagrees (a burst of load on one
+    side of one or two rounds), the case is noisy, with the rounds' changes as its basis."""
+    result = compare_runs(load_run(dir_a), load_run(dir_b), threshold, timing_gate=True, paired=True)
+    changes = round_changes(dir_a, dir_b)
+    for pair in result.pairs:
+        rounds = changes.get(pair.name, [])
+        sign = {SLOWER: 1, FASTER: -1}.get(pair.verdict)
+        if sign and rounds and not all(sign * c > 0 for c in rounds):
+            shown = ", ".join(f"{100 * c:+.0f}%" for c in rounds)
+            pair.verdict, pair.basis = NOISY, f"rounds disagree ({shown}); {pair.basis}"
+    return result

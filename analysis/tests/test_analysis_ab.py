@@ -6,6 +6,7 @@ name; a base that has no case of the suite is a named skip."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_cli
-from flopscope_analysis.ab import AB_THRESHOLD, compare_pair, normalise_rounds, run_pair
+from flopscope_analysis.ab import AB_THRESHOLD, compare_pair, normalise_rounds, round_changes, run_pair
 from flopscope_analysis.compare import SLOWER
 from flopscope_analysis.errors import AnalysisError
 
@@ -113,3 +114,32 @@ def test_a_drift_between_rounds_is_divided_out():
     level = (1.0 * 1.2) ** 0.5 * 1.5 ** (1 / 3)  # the whole run's geometric level is kept
     assert (times["a"][0] * times["b"][0]) ** 0.5 == pytest.approx(level)
     assert all(e["bytes_per_second"] * e["real_time"] / 1e9 == pytest.approx(1e9) for e in entries["b"])
+
+
+def _set_times(folder: Path, case: str, seconds: dict[int, list[float]]) -> None:
+    """Gives `case`'s repetitions of each round these times (as run, after normalising)."""
+    for path in folder.glob("*.json"):
+        document = json.loads(path.read_text())
+        entries = [e for e in document["benchmarks"] if e["run_name"].startswith(case + "/")]
+        for entry in entries:
+            this_round = [e for e in entries if e["ab_round"] == entry["ab_round"]]
+            entry["real_time"] = 1e6 * seconds[entry["ab_round"][1]][this_round.index(entry)]
+            entry["time_unit"] = "us"
+        path.write_text(json.dumps(document))
+
+
+def test_a_verdict_must_show_in_every_round(tmp_path):
+    """B 50% slower in rounds 1 and 3 and a hair faster than A in round 2 (a burst of load on
+    one side in two rounds): the U test over all 9 a side says slower (p=0.013), the rounds do
+    not agree: noisy, with the rounds' changes as its basis. 50% slower in every round: slower."""
+    a_times = {r: [1.0, 1.004, 1.008] for r in range(3)}
+    for name, b_times, verdict in (
+            ("burst", {0: [1.5, 1.51, 1.52], 1: [1.001, 1.003, 1.009], 2: [1.5, 1.51, 1.52]}, "noisy"),
+            ("real", {r: [1.5, 1.51, 1.52] for r in range(3)}, SLOWER)):
+        dir_a, dir_b = run_pair(FAKE, FAKE, tmp_path / name, pattern="n=4096$")
+        _set_times(dir_a, SLOW_CASE, a_times)
+        _set_times(dir_b, SLOW_CASE, b_times)
+        (pair,) = compare_pair(dir_a, dir_b).pairs
+        assert pair.verdict == verdict, pair.basis
+        if verdict == "noisy":
+            assert pair.basis.startswith("rounds disagree (+50%, -0%, +50%); U test p=0.0127")
