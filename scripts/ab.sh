@@ -4,7 +4,7 @@
 # the quick suite of every bench binary of both, interleaved block by block (A B, B A, ...), and
 # compares them (flopscope-analysis ab: U test over 9 repetitions a side; a slowdown beyond 10%
 # fails, exit 1).
-#   scripts/ab.sh BASE_REF            # the whole quick suite (about 35 min on the loaded 2-core VM)
+#   scripts/ab.sh BASE_REF            # the whole quick suite (27 min on the loaded 2-core VM)
 #   scripts/ab.sh BASE_REF FILTER     # the cases whose names FILTER (a regex) finds, e.g. '^copy/'
 # A merge base that does not build, or has no case of the suite, is a named skip (exit 0): not
 # the change's fault. HEAD that does not build fails (exit 1). FLOPSCOPE_AB_MARKDOWN=FILE also
