@@ -94,7 +94,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare_runs(load_source(args.base), load_source(args.new), args.threshold,
                           timing_gate=not args.no_timing_gate)
-    write_markdown(args.markdown, markdown_lines(result, full=args.full))
+    write_markdown(args.markdown, markdown_lines(result, limit=args.markdown_limit, full=args.full))
     print("\n".join(text_lines(result, every=args.all)))
     return result.exit_code
 
@@ -102,13 +102,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_ab(args: argparse.Namespace) -> int:
     import tempfile
 
-    from .ab import compare_pair, run_pair
+    from .ab import NothingInCommon, compare_pair, run_pair
     from .compare import markdown_lines, text_lines
 
     out = args.out or Path(tempfile.mkdtemp(prefix="flopscope-ab-"))
-    dir_a, dir_b = run_pair(args.a, args.b, out, args.filter, args.rounds, args.repetitions)
+    try:
+        dir_a, dir_b = run_pair(args.a, args.b, out, args.filter, args.rounds, args.repetitions)
+    except NothingInCommon as nothing:
+        if args.filter != ".":  # the user's filter chose nothing: their error
+            raise
+        # the whole suite and nothing in common: the base predates it, not the change's fault
+        print(f"ab: skipped: {nothing}")
+        write_markdown(args.markdown, [f"*Paired timing skipped: {nothing}.*"])
+        return 0
     result = compare_pair(dir_a, dir_b, args.threshold)
-    write_markdown(args.markdown, markdown_lines(result, full=args.full))
+    write_markdown(args.markdown, markdown_lines(result, limit=args.markdown_limit, full=args.full,
+                                                 title="flopscope paired timing (merge base A, head B)"))
     print("\n".join(text_lines(result)))
     print(f"paired runs in {out}")
     return result.exit_code
@@ -129,7 +138,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from .load import load_run
 
     result = gate(load_run(args.run_dir), args.baselines, args.strict_timing, args.threshold)
-    write_markdown(args.markdown, result.markdown_lines(full=args.full))
+    write_markdown(args.markdown, result.markdown_lines(limit=args.markdown_limit, full=args.full))
     print("\n".join(result.text_lines()))
     return result.exit_code
 
@@ -162,15 +171,24 @@ def _results_dir_option(p: argparse.ArgumentParser, flag: str, folder: str) -> N
                    help=f"default: results/{folder}")
 
 
-def _add_compare_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threshold", type=percent, default=0.05, metavar="PERCENT",
-                   help="a slower verdict beyond this change of time is a regression (default 5%%)")
+def _add_markdown_options(p: argparse.ArgumentParser) -> None:
+    from .compare import MARKDOWN_LIMIT
+
     p.add_argument("--markdown", type=Path, metavar="FILE",
                    help="also write the summary as Markdown (a CI log, a pull request comment): "
-                   "regressions first, at most 60,000 characters, cut with a pointer to --full")
+                   "regressions first, at most --markdown-limit characters, cut with a pointer to --full")
+    p.add_argument("--markdown-limit", type=int, default=MARKDOWN_LIMIT, metavar="CHARS",
+                   help=f"the Markdown's size limit (default {MARKDOWN_LIMIT:,}: GitHub's 65,536 for a "
+                   "comment, with room; CI gives the paired timing and the gate a share each)")
     p.add_argument("--full", metavar="WHERE",
                    help="where the full comparison is (a link to a CI artifact), named where the "
                    "Markdown is cut")
+
+
+def _add_compare_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=percent, default=0.05, metavar="PERCENT",
+                   help="a slower verdict beyond this change of time is a regression (default 5%%)")
+    _add_markdown_options(p)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -207,23 +225,25 @@ def parser() -> argparse.ArgumentParser:
                    help="show timing but never fail on it (accounting still fails)")
     k.set_defaults(func=cmd_compare)
 
-    from .ab import AB_REPETITIONS, AB_ROUNDS, AB_THRESHOLD
+    from .ab import AB_REPETITIONS, AB_ROUNDS, AB_SUITE, AB_THRESHOLD
 
     a = sub.add_parser("ab", help=(
-        "paired timing: the cases of two builds of a bench binary run interleaved (A B A B ...) "
-        "on this machine, compared; a slowdown beyond the threshold fails (scripts/ab.sh BASE_REF "
-        "builds both)"))
-    a.add_argument("--a", type=Path, required=True, metavar="BIN", help="the base build's binary")
-    a.add_argument("--b", type=Path, required=True, metavar="BIN", help="the new build's binary")
-    a.add_argument("--filter", default=".", metavar="REGEX", help="the cases (Google Benchmark's filter)")
-    a.add_argument("--rounds", type=int, default=AB_ROUNDS, help=f"A B pairs per case (default {AB_ROUNDS})")
+        f"paired timing: the {AB_SUITE} suite of two builds run interleaved, block by block "
+        "(A B, B A, ...) on this machine, compared; a slowdown beyond the threshold fails "
+        "(scripts/ab.sh BASE_REF builds both)"))
+    a.add_argument("--a", type=Path, required=True, metavar="BUILD",
+                   help="the base build: a build directory (its bench_* binaries) or one binary")
+    a.add_argument("--b", type=Path, required=True, metavar="BUILD", help="the new build, likewise")
+    a.add_argument("--filter", default=".", metavar="REGEX",
+                   help="the cases (a regex searched in their names; default: the whole suite, "
+                   "where nothing in common is a skip, not an error)")
+    a.add_argument("--rounds", type=int, default=AB_ROUNDS, help=f"A B pairs per block (default {AB_ROUNDS})")
     a.add_argument("--repetitions", type=int, default=AB_REPETITIONS,
                    help=f"repetitions a side per round (default {AB_REPETITIONS})")
     a.add_argument("--out", type=Path, metavar="DIR", help="where the two runs go (default: a temp dir)")
     a.add_argument("--threshold", type=percent, default=AB_THRESHOLD, metavar="PERCENT",
                    help=f"a paired slowdown beyond this fails (default {100 * AB_THRESHOLD:g}%%)")
-    a.add_argument("--markdown", type=Path, metavar="FILE")
-    a.add_argument("--full", metavar="WHERE")
+    _add_markdown_options(a)
     a.set_defaults(func=cmd_ab)
 
     b = sub.add_parser("baseline", help="write RUN_DIR as the baseline of its machine: "

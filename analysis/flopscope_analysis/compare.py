@@ -451,7 +451,7 @@ def text_lines(result: Comparison, every: bool = False) -> list[str]:
 
 
 def markdown_lines(result: Comparison, limit: int = MARKDOWN_LIMIT, full: Optional[str] = None,
-                   level: int = 2) -> list[str]:
+                   level: int = 2, title: str = "flopscope compare") -> list[str]:
     """The comparison as Markdown of at most `limit` characters (joined with newlines): the
     sections in order of importance, cut where the limit is reached with a line saying how many
     rows were left out and where the full comparison is (`full`: a link or a command)."""
@@ -459,7 +459,7 @@ def markdown_lines(result: Comparison, limit: int = MARKDOWN_LIMIT, full: Option
     cut_line = "*Cut to stay under {limit:,} characters: {n} more case(s) left out; the full comparison: {where}.*"
     reserve = len(cut_line.format(limit=limit, n=10 ** 6, where=where)) + 2
     head = "#" * level
-    lines = [f"{head} flopscope compare: {outcome_line(result)}", ""]
+    lines = [f"{head} {title}: {outcome_line(result)}", ""]
     lines += [f"- {line}" for line in headline(result)] + [f"- {counts_line(result)}", ""]
     used = sum(len(line) + 1 for line in lines)
     left_out = 0

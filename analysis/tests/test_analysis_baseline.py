@@ -198,7 +198,8 @@ def test_history_plot_draws_each_cases_rate_over_commits(tmp_path):
                            if c.ok and c.name.family == "copy"}
     done = run_cli("history", "plot", "--history", history)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(history / KEY / "trend_copy.png"), str(history / KEY / "trend_peak.png")]
+    assert done.stdout.split() == [str(history / KEY / name) for name in
+                                   ("headline.png", "trend_copy.png", "trend_peak.png")]
     for name in ("trend_copy.png", "trend_peak.png"):
         assert (history / KEY / name).read_bytes().startswith(PNG)
 
@@ -214,3 +215,45 @@ def test_history_errors(tmp_path, fixture_dir):
     incomplete = run_cli("history", "add", run_dir, "--history", tmp_path / "h")
     assert incomplete.returncode == 2 and "an incomplete run makes no history entry" in incomplete.stderr
     shutil.rmtree(run_dir)
+
+
+def test_history_plot_marks_the_commit_where_a_headline_case_changed(tmp_path):
+    """Five entries of one machine; from the fourth on the copy cases take 1.6x the time: the
+    headline panel of copy marks the fourth entry (compare's judge, slower) and no other; an
+    entry of an older bundle schema is skipped with a line naming it; the figure passes
+    plots.layout_problems."""
+    from flopscope_analysis import plots
+    from flopscope_analysis.families.roles import cache_level, role
+    from flopscope_analysis.history import change_points, headline_cases, headline_plot
+
+    history = tmp_path / "history"
+    scales = [1.0, 1.0, 1.0, 1.6, 1.6]
+    for i, scale in enumerate(scales):
+        run = edit_run(FIXTURES / "run_cpu", tmp_path / f"r{i}", date=f"2026-12-0{i + 1}T09:00:00+00:00",
+                       commit=f"c{i}00000", scale=scale)
+        assert run_cli("history", "add", run, "--history", history).returncode == 0
+    old = history / KEY / "20261130000000-old.json"
+    old.write_text(json.dumps({"flopscope_bundle": 0, "files": {}}))
+    runs = machine_runs(history / KEY)
+    assert [r.git_commit for r in runs] == [f"c{i}00000" for i in range(5)]
+    names = headline_cases(runs[-1])
+    (copy_case,) = [n for n in names if n.startswith("copy/")]
+    device = runs[-1].devices["cpu"]
+    out_of_cache = [c for c in runs[-1].cases if c.ok and c.name.family == "copy" and c.rate
+                    and role(c) == "own" and cache_level(c, device) is None]
+    assert copy_case == str(max(out_of_cache, key=lambda c: c.rate).name)
+    assert change_points(runs, copy_case) == {3: "slower"}
+    fig_path = headline_plot(runs, KEY, tmp_path / "headline.png")
+    assert fig_path.read_bytes().startswith(PNG)
+    done = run_cli("history", "plot", "--history", history)
+    assert done.returncode == 0, done.stderr
+    assert f"history: skipped: {old}: bundle schema is 0" in done.stderr
+    assert done.stdout.split()[0] == str(history / KEY / "headline.png")
+    captured = []
+    real_save = plots.save
+    plots.save = lambda fig, path: captured.append(plots.layout_problems(fig)) or real_save(fig, path)
+    try:
+        headline_plot(runs, KEY, tmp_path / "again.png")
+    finally:
+        plots.save = real_save
+    assert captured == [[]]
