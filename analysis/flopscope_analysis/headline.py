@@ -152,8 +152,9 @@ def _noise_line(run: Run) -> str:
     ruled = [c for c in ok if c.resolved is not None]
     if ruled:
         marked = sum(1 for c in ruled if not c.resolved)
-        line += (f"; the stopping rule (6 to 20 repetitions) left {marked} of {len(ruled)} "
-                 f"unresolved ({100 * marked / len(ruled):.0f}%)")
+        line += (f"; {marked} of {len(ruled)} ({100 * marked / len(ruled):.0f}%) are unresolved "
+                 "(the harness found no 95% CI within that after its repetitions: 6 to 20 by its "
+                 "stopping rule, or the count given)")
     if known and most < 6:
         line += (f"; most cases have {most} repetitions, and under 6 no interval of the samples "
                  f"reaches 95% (min..max of {most} covers {100 * (1 - 2 / 2 ** most):.0f}%)")
