@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -309,10 +310,19 @@ std::string literal(const std::string& name) {
 // kMaxRepetitions. Each finished case goes to `display` (repetitions, then aggregates) and to
 // `whole`; the first round's context goes to both before.
 void run_by_rule(const std::vector<std::string>& names, const std::vector<bool>& baseline,
-                 benchmark::BenchmarkReporter& display, WholeJsonFile* whole) {
+                 const std::vector<std::size_t>& bytes, benchmark::BenchmarkReporter& display, WholeJsonFile* whole) {
   RoundCollector collector;
   bool context_sent = false;
-  for (const auto& block : blocks_of(names, baseline)) {
+  std::vector<std::vector<std::size_t>> blocks;
+  for (auto& block : blocks_of(names, baseline)) {
+    std::size_t total = 0;
+    for (std::size_t i : block) total = bytes[i] > SIZE_MAX - total ? SIZE_MAX : total + bytes[i];
+    if (total <= kPreparedBytes)
+      blocks.push_back(std::move(block));
+    else  // too large to keep set up side by side: one case after another
+      for (std::size_t i : block) blocks.push_back({i});
+  }
+  for (const auto& block : blocks) {
     std::vector<std::vector<Run>> repetitions(block.size());
     std::vector<bool> open(block.size(), true);
     auto finish = [&](std::size_t i) {
@@ -491,6 +501,15 @@ int run_family(int argc, char** argv, const Family& family) {
                                            cases_json(planned));
   planned.clear();
 
+  std::vector<std::string> chosen;  // the stopping rule's cases, in planned order
+  std::vector<bool> baseline;
+  std::vector<std::size_t> bytes;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if ((*selected)[i]) {
+      chosen.push_back(names[i]);
+      baseline.push_back(roles[i] == kernels::Role::baseline);
+      bytes.push_back(cases[i].first->device.is_cpu() ? case_bytes(cases[i].second) : 0);
+    }
   std::map<std::string, CeilingsCollector::Label> ceiling_labels;
   for (auto& [device, c] : cases) {
     const std::string name = c.name.str();
@@ -537,14 +556,7 @@ int run_family(int argc, char** argv, const Family& family) {
   });
   if (drift) benchmark::AddCustomContext("flopscope_drift_start", drift_probe(kRuleMinTime).dump());
   if (by_rule) {
-    std::vector<std::string> chosen;
-    std::vector<bool> baseline;
-    for (std::size_t i = 0; i < names.size(); ++i)
-      if ((*selected)[i]) {
-        chosen.push_back(names[i]);
-        baseline.push_back(roles[i] == kernels::Role::baseline);
-      }
-    run_by_rule(chosen, baseline, display, whole ? &*whole : nullptr);
+    run_by_rule(chosen, baseline, bytes, display, whole ? &*whole : nullptr);
     display.Finalize();
   } else {
     benchmark::RunSpecifiedBenchmarks(&display, whole ? &*whole : nullptr);

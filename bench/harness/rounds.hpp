@@ -38,6 +38,10 @@ inline constexpr double kResolvedWithin = 0.03;  // the CI's half-width, a fract
 inline constexpr double kCILevel = 0.95;
 inline constexpr double kRuleMinTime = 0.05;     // seconds a repetition, unless --benchmark_min_time
 inline constexpr std::size_t kBlockCases = 6;    // a block: up to this many consecutive cases, a shape's variants whole
+// Set-up CPU cases kept at once (run_case.cpp): a block whose operands take more runs its cases
+// one after another instead of in rounds (a 2 GiB copy beside a 6 GiB triad would be set up
+// again at every repetition).
+inline constexpr std::size_t kPreparedBytes = std::size_t(4) << 30;
 
 using Run = benchmark::BenchmarkReporter::Run;
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <list>
 #include <map>
@@ -116,7 +117,6 @@ struct PreparedCpuCase {
   std::size_t bytes = 0;
 };
 constexpr std::size_t kPreparedCases = 2 * kBlockCases;
-constexpr std::size_t kPreparedBytes = std::size_t(4) << 30;
 std::list<PreparedCpuCase> prepared_cpu_cases;
 
 PreparedCpuCase* prepared_cpu(const Case& c) {
@@ -321,6 +321,16 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
 }
 
 }  // namespace
+
+std::size_t case_bytes(const Case& c) {
+  try {
+    std::int64_t total = 0;
+    for (const Operand& op : c.operands) total = checked_add<std::int64_t>(total, std::int64_t(storage_bytes(op)), "case bytes");
+    return to_size(total);
+  } catch (const std::exception&) {
+    return SIZE_MAX;
+  }
+}
 
 std::vector<TensorRef> dry_refs(const std::vector<Operand>& operands, Device device) {
   std::vector<TensorRef> refs;
