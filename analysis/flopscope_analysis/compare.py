@@ -337,6 +337,11 @@ def headline(result: Comparison) -> list[str]:
     for label, run in (("BASE", result.base), ("NEW", result.new)):
         if run.incomplete:
             lines.append(f"{label} is an incomplete run: {run.status.describe()}")
+        missing = run.missing
+        if missing:
+            lines.append(f"{label} lacks {sum(map(len, missing.values()))} planned case(s): "
+                         + ", ".join(f"{b} {len(names)}" for b, names in missing.items()))
+        lines += [f"{label}: {line}" for line in run.unknown]
     if result.spreads:
         spreads = ", ".join(f"{binary} {100 * spread:.1f}%" for binary, spread in sorted(result.spreads.items()))
         lines.append(f"run-to-run spread per binary (robust sd of its cases' changes; a change within "

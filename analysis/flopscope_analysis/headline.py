@@ -141,17 +141,70 @@ def _gap_lines(gaps: list[tuple[float, Case, Case]]) -> list[str]:
 
 
 def _noise_line(run: Run) -> str:
-    cis = [case_ci(c) for c in run.cases if c.ok]
+    ok = [c for c in run.cases if c.ok]
+    cis = [case_ci(c) for c in ok]
     known = [ci for ci in cis if ci is not None]
     resolved = sum(1 for ci in known if ci.resolved)
     reps = Counter(ci.n for ci in known)
     most = reps.most_common(1)[0][0] if reps else 0
     line = (f"- Noise: the 95% order-statistic CI of the median time is within "
             f"±{100 * RESOLVED_WITHIN:g}% for {resolved} of {len(cis)} cases")
+    ruled = [c for c in ok if c.resolved is not None]
+    if ruled:
+        marked = sum(1 for c in ruled if not c.resolved)
+        line += (f"; {marked} of {len(ruled)} ({100 * marked / len(ruled):.0f}%) are unresolved "
+                 "(the harness found no 95% CI within that after its repetitions: 6 to 20 by its "
+                 "stopping rule, or the count given)")
     if known and most < 6:
         line += (f"; most cases have {most} repetitions, and under 6 no interval of the samples "
                  f"reaches 95% (min..max of {most} covers {100 * (1 - 2 / 2 ** most):.0f}%)")
     return line + "."
+
+
+MISSING_SHOWN = 3
+
+
+def _missing_lines(run: Run) -> list[str]:
+    """What the run does not hold: per binary, the planned cases its file lacks (a binary that
+    stopped early, a file cut short), and what files of older binaries cannot say."""
+    lines = []
+    damage = {f.context.binary: f.damage for f in run.files if f.damage}
+    for binary, lost in run.missing.items():
+        how = {"partial": " (its partial file: the binary stopped early)",
+               "truncated": " (its file is cut short)"}.get(damage.get(binary) or "", "")
+        shown = ", ".join(f"`{n}`" for n in lost[:MISSING_SHOWN])
+        more = f" and {len(lost) - MISSING_SHOWN} more" if len(lost) > MISSING_SHOWN else ""
+        lines.append(f"- **Missing**: {binary}{how} lacks {len(lost)} of its "
+                     f"{len(run.file(binary).context.planned)} planned cases: {shown}{more}.")
+    for f in run.files:
+        if f.damage and f.context.binary not in run.missing:
+            lines.append(f"- **Missing**: {f.path.name} is {f.damage}; what it lacks is unknown "
+                         "(its context lists no planned cases).")
+    lines += [f"- **Unknown**: {line}." for line in run.unknown]
+    return lines
+
+
+def _drift_lines(run: Run) -> list[str]:
+    """The baseline copy each binary measured at its start and end (context
+    flopscope_drift_start / _end): said where the two differ by more than their CIs."""
+    probes = [(f.context.binary, f.context.drift) for f in run.files if f.context.drift]
+    if not probes:
+        return []
+    drifted = []
+    for binary, (start, end) in probes:
+        apart = start.ci_high < end.ci_low or end.ci_high < start.ci_low
+        if apart:
+            change = (end.rate - start.rate) / start.rate
+            drifted.append(f"{binary} {fmt.giga(start.rate)} → {fmt.giga(end.rate)} GB/s "
+                           f"({100 * change:+.0f}%)")
+    probe = probes[0][1][0].probe
+    if not drifted:
+        return [f"- Drift: the baseline copy ({probe}) at the start and end of each of "
+                f"{len(probes)} binaries agree within their CIs."]
+    return [f"- **Drift**: the baseline copy ({probe}) differs between the start and end of "
+            f"{len(drifted)} of {len(probes)} binaries by more than its CIs: " + "; ".join(drifted)
+            + ". Ratios in one process pair cases measured seconds apart; figures of different "
+            "binaries may differ by this much."]
 
 
 def _skip_lines(run: Run) -> list[str]:
@@ -178,7 +231,9 @@ def headline_lines(run: Run) -> list[str]:
     lines = ["## Headline", ""]
     lines += _machine_lines(run)
     lines += _skip_lines(run)
-    lines += [_noise_line(run), ""]
+    lines += _missing_lines(run)
+    lines += [_noise_line(run)]
+    lines += _drift_lines(run) + [""]
     best, gaps = _best_table(run)
     lines += ["Per family and device, the own case nearest its ceiling (sizes that fit in a cache "
               "are left out where others ran; a copy is held against the copy ceiling, a 3-stream "

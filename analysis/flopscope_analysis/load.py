@@ -172,6 +172,35 @@ class Device:
         return {str(k): finite(v) for k, v in raw.items() if finite(v)}
 
 
+@dataclass(frozen=True)
+class DriftProbe:
+    """A baseline copy that a binary timed at its start or end (FORMAT.md, drift): its median
+    rate and the 95% CI of that rate, bytes/s."""
+
+    probe: str
+    rate: float
+    ci_low: float
+    ci_high: float
+    repetitions: int
+
+
+def _drift_probe(text: Any) -> Optional[DriftProbe]:
+    """context.flopscope_drift_start or _end (a JSON-encoded string); None where missing or not
+    as written by the harness."""
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    values = [finite(raw.get(k)) for k in ("bytes_per_second", "ci_low", "ci_high")]
+    if any(v is None or v <= 0 for v in values):
+        return None
+    return DriftProbe(str(raw.get("probe") or "copy"), *values, int(finite(raw.get("repetitions")) or 0))
+
+
 @dataclass
 class Context:
     """context.flopscope of one file, decoded, plus Google Benchmark's own context fields."""
@@ -188,6 +217,13 @@ class Context:
     # empty for schema 1
     variants: list[dict[str, Any]] = field(default_factory=list)
     planned: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def drift(self) -> Optional[tuple[DriftProbe, DriftProbe]]:
+        """The baseline copy at the binary's start and end, where it wrote both."""
+        start = _drift_probe(self.gbench.get("flopscope_drift_start"))
+        end = _drift_probe(self.gbench.get("flopscope_drift_end"))
+        return (start, end) if start and end else None
 
     @property
     def unknown(self) -> list[str]:
@@ -224,6 +260,11 @@ class Case:
     real_time_s: Optional[float] = None
     cpu_time_s: Optional[float] = None
     cv: Optional[float] = None  # cv aggregate of real_time, a fraction (0.02 = 2%)
+    # The harness's 95% CI of the median time (the median aggregate's ci_low, ci_high, in
+    # seconds), its coverage and whether it is within +-3% (resolved); None where not written.
+    ci_s: Optional[tuple[float, float]] = None
+    ci_coverage: Optional[float] = None
+    resolved: Optional[bool] = None
     counters: dict[str, float] = field(default_factory=dict)
     label: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -335,6 +376,10 @@ class BenchFile:
     context: Context
     cases: list[Case]
     document: dict[str, Any] = field(repr=False, default_factory=dict)  # as read: bundles embed it
+    # Why the file is not all its binary meant to write: "partial" (a <binary>.json.partial of a
+    # binary that stopped early), "truncated" (JSON that ends mid-way: what parses is read); None
+    # for a whole file.
+    damage: Optional[str] = None
 
 
 @dataclass
@@ -366,9 +411,26 @@ class Run:
         return {f.context.binary: [c["name"] for c in f.context.planned] for f in self.files if f.context.schema >= 2}
 
     @property
+    def missing(self) -> dict[str, list[str]]:
+        """binary -> the planned cases that its file does not hold (a binary killed, a file cut
+        short), in planned order; only binaries that miss some (schema 2 files only)."""
+        out = {}
+        for f in self.files:
+            have = {strip_gbench_suffixes(c.run_name) for c in f.cases}
+            lost = [c["name"] for c in f.context.planned if c["name"] not in have]
+            if lost:
+                out[f.context.binary] = lost
+        return out
+
+    @property
     def unknown(self) -> list[str]:
-        """One line per file that cannot say what a newer one would (FORMAT.md, context schema)."""
-        return [line for f in self.files for line in f.context.unknown]
+        """What files of older binaries cannot say (FORMAT.md, context schema), in one line;
+        empty where every file can."""
+        old = [f.context.binary for f in self.files if f.context.unknown]
+        if not old:
+            return []
+        return [f"roles, typed ceilings and planned cases unknown for {', '.join(old)}: written by an "
+                "older binary (context schema 1); roles are read from variant names"]
 
     def file(self, binary: str) -> Optional[BenchFile]:
         for f in self.files:
@@ -418,15 +480,54 @@ def parse_json(where: str, text: str) -> Any:
         raise AnalysisError(f"{where}: not JSON that can be read: nested too deeply") from None
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file, decoded; AnalysisError (one line) when it cannot be read or is not JSON."""
+def read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise AnalysisError(f"{path}: not JSON (not UTF-8 text)") from None
     except OSError as e:
         raise AnalysisError(f"{path}: cannot read: {e.strerror or e}") from None
-    return parse_json(str(path), text)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, decoded; AnalysisError (one line) when it cannot be read or is not JSON."""
+    return parse_json(str(path), read_text(path))
+
+
+def salvage_truncated(text: str) -> Optional[dict[str, Any]]:
+    """What parses of Google Benchmark JSON that ends mid-way (a file cut short: a full disk, a
+    copy interrupted): its context and every whole entry before the cut (or before whatever
+    breaks it); None where the text is whole or its context does not parse."""
+    decoder = json.JSONDecoder()
+    try:
+        json.loads(text)
+        return None  # whole: not truncated
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    found = re.match(r'\s*\{\s*"context"\s*:\s*', text)
+    if not found:
+        return None
+    try:
+        context, at = decoder.raw_decode(text, found.end())
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    head = re.compile(r'\s*,\s*"benchmarks"\s*:\s*\[').match(text, at)
+    entries: list[Any] = []
+    if head:
+        at = head.end()
+        separator = re.compile(r"\s*,?\s*")
+        while True:
+            at = separator.match(text, at).end()
+            try:
+                entry, at = decoder.raw_decode(text, at)
+            except (json.JSONDecodeError, RecursionError):
+                break
+            entries.append(entry)
+    if not isinstance(context, dict):
+        return None
+    # The last case may have lost its aggregates at the cut: its repetitions stand for it
+    # (FORMAT.md: several repetitions and no aggregates).
+    return {"context": context, "benchmarks": entries}
 
 
 def _decode_context(path: Path, context: dict[str, Any]) -> Context:
@@ -581,6 +682,12 @@ def _build_case(path: Path, binary: str, run_name: str, entries: list[dict[str, 
     case.label = parse_label(label) if isinstance(label, str) else {}
     if "cv" in aggregates:
         case.cv = finite(aggregates["cv"].get("real_time"))
+    low, high = _time_s(path, chosen, "ci_low"), _time_s(path, chosen, "ci_high")
+    if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+        case.ci_s = (low, high)
+        case.ci_coverage = finite(chosen.get("ci_coverage"))
+        resolved = finite(chosen.get("resolved"))
+        case.resolved = None if resolved is None else bool(resolved)
     return case
 
 
@@ -607,10 +714,19 @@ def bench_file(path: Path, document: Any) -> BenchFile:
     return BenchFile(path=path, context=context, cases=cases, document=document)
 
 
-def load_file(path: Path | str) -> BenchFile:
-    """Loads one Google Benchmark JSON file written by a flopscope bench binary."""
+def load_file(path: Path | str, damage: Optional[str] = None) -> BenchFile:
+    """Loads one Google Benchmark JSON file written by a flopscope bench binary; a file cut short
+    is read as far as it parses (damage "truncated")."""
     path = Path(path)
-    return bench_file(path, read_json(path))
+    text = read_text(path)
+    salvaged = salvage_truncated(text)
+    if salvaged is not None:
+        loaded = bench_file(path, salvaged)
+        loaded.damage = "truncated"
+        return loaded
+    loaded = bench_file(path, parse_json(str(path), text))
+    loaded.damage = damage
+    return loaded
 
 
 def _merge_device(into: dict[str, Any], other: dict[str, Any]) -> None:
@@ -638,18 +754,37 @@ def make_run(source: Path, name: str, files: list[BenchFile],
                status=status)
 
 
+PARTIAL_SUFFIX = ".partial"
+
+
+def _run_paths(run_dir: Path) -> list[tuple[Path, Optional[str]]]:
+    """The files of a run directory: every *.json but status.json, and for a binary without one
+    its <binary>.json.partial (run_suite.py keeps a binary that stopped early so), else the
+    hidden .<binary>.json.partial that a killed runner leaves."""
+    whole = sorted(p for p in run_dir.glob("*.json")
+                   if p.is_file() and not p.name.startswith(".") and p.name != runstatus.FILE)
+    names = {p.name for p in whole}
+    partial: dict[str, Path] = {}
+    for p in sorted(run_dir.glob("*.json" + PARTIAL_SUFFIX), key=lambda p: p.name.startswith(".")):
+        name = p.name[: -len(PARTIAL_SUFFIX)].lstrip(".")
+        if p.is_file() and name not in names:
+            partial.setdefault(name, p)
+    paths = [(p, None) for p in whole] + [(p, "partial") for p in partial.values()]
+    return sorted(paths, key=lambda pd: pd[0].name.lstrip("."))
+
+
 def load_run(run_dir: Path | str) -> Run:
-    """Loads every *.json file directly inside a run directory but status.json; each must be
-    Google Benchmark JSON from a flopscope bench binary, and at least one must hold benchmarks."""
+    """Loads every *.json file directly inside a run directory but status.json (and the partial
+    file of a binary that stopped early); each must be Google Benchmark JSON from a flopscope
+    bench binary, and at least one must hold benchmarks."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise AnalysisError(f"{run_dir}: not a directory")
-    paths = sorted(p for p in run_dir.glob("*.json")
-                   if p.is_file() and not p.name.startswith(".") and p.name != runstatus.FILE)
+    paths = _run_paths(run_dir)
     if not paths:
         raise AnalysisError(f"{run_dir}: no results (no *.json files)")
     status = runstatus.read(run_dir, read_json)
-    return make_run(run_dir, run_dir.resolve().name, [load_file(p) for p in paths], status)
+    return make_run(run_dir, run_dir.resolve().name, [load_file(p, damage) for p, damage in paths], status)
 
 
 BUNDLE_KEY = "flopscope_bundle"  # marks a bundle (bundle.py): {"flopscope_bundle": 1, ...}

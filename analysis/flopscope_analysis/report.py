@@ -12,7 +12,7 @@ from typing import Any
 from . import families, fmt, plots
 from .atomic import write_text_atomic
 from .families import NOISY_MARK, Plot
-from .families.generic import case_ci
+from .families.generic import unresolved
 from .headline import headline_lines
 from .load import Case, Device, Run, device_order
 from .stats import RESOLVED_WITHIN
@@ -87,7 +87,7 @@ def _results_section(run: Run) -> list[str]:
     lines = ["## Results", ""]
     if not ok:
         return lines + ["No case ran: every case was skipped or failed (see below).", ""]
-    wide = [c for c in ok if (ci := case_ci(c)) is not None and ci.half_width > RESOLVED_WITHIN]
+    wide = [c for c in ok if unresolved(c)]
     lines += [
         "Each row is one case: its median over the repetitions (the `median` aggregate, else the "
         "single run). `% peak` is against the theoretical peak, as the benchmark computed it; "
@@ -175,6 +175,28 @@ def _skips_section(run: Run) -> list[str]:
     return lines
 
 
+def _variants_section(run: Run) -> list[str]:
+    """Every variant the binaries describe (context schema 2): what it is and whether it could
+    run here, so that a label such as "mma.sync (Ampere-style), not wgmma" reaches the report."""
+    rows, seen = [], set()
+    for f in run.files:
+        for v in f.context.variants:
+            key = (f.context.binary, v.get("name"), v.get("device"))
+            if key in seen:
+                continue
+            seen.add(key)
+            available = v.get("available")
+            state = ("yes" if available else "no" if available is False else "not selected")
+            if available is False and v.get("reason"):
+                state += f": {v['reason']}"
+            rows.append([f.context.binary, f"`{v.get('name')}`", str(v.get("device") or fmt.MISSING),
+                         str(v.get("role") or fmt.MISSING), str(v.get("description") or fmt.MISSING), state])
+    lines = ["## Appendix: variants", ""]
+    if not rows:
+        return lines + ["No file describes its variants (written by an older binary: context schema 1).", ""]
+    return lines + table(["binary", "variant", "device", "role", "what it is", "available here"], rows) + [""]
+
+
 def render(run: Run, run_dir: Path) -> str:
     """The text of report.md; writes the plots under run_dir/plots/ on the way."""
     lines = [f"# flopscope run {run.id}", ""]
@@ -216,6 +238,7 @@ def render(run: Run, run_dir: Path) -> str:
         lines += family.sections(run)
     lines += _plots_section(run, run_dir)
     lines += _skips_section(run)
+    lines += _variants_section(run)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -117,8 +117,9 @@ std::vector<AxisValue> parse_axis(const std::string& binary, const Axis& axis, c
 }  // namespace
 
 const std::vector<SuiteInfo> kSuites = {
-    {"default", "scripts/run_suite.py's default suite: every family at its default sizes",
-     {"--benchmark_repetitions=3", "--benchmark_min_time=0.1"}},
+    {"default", "scripts/run_suite.py's default suite: every family at its default sizes, 6 to 20 repetitions a case "
+     "by the stopping rule",
+     {"--benchmark_min_time=0.05"}},
     {"quick", "scripts/run_suite.py --quick: one or a few sizes of each family, in a few minutes",
      {"--benchmark_repetitions=2", "--benchmark_min_time=0.02"}},
     {"gpu", "bench/gpu_check.sh on cuda:0: the GPU's cases that fit its time budget (gpu_check.sh --plan)",

@@ -4,19 +4,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "ceilings.hpp"
 #include "context.hpp"
 #include "describe.hpp"
 #include "json_file.hpp"
 #include "flopscope/checked.hpp"
+#include "rounds.hpp"
 #include "run_case.hpp"
 
 namespace flopscope::bench {
@@ -100,14 +104,16 @@ namespace {
 // The console: one line per case, at most 120 columns: its name (Google Benchmark's suffixes
 // dropped, the middle elided where too long), the median time (or the only one), the rate that
 // matters (GB/s for bound=memory, GFLOP/s or TFLOP/s for bound=compute), the percentage of the
-// measured ceiling (else of the theoretical peak), the cv over repetitions; a skip or failure is
-// one line with its reason. The full record is the JSON file.
+// measured ceiling (else of the theoretical peak), and the 95% CI of the median against it
+// ("-1.2/+2.0%"; "unresolved" past +-3% at 95%; the coverage where fewer than 6 repetitions
+// reach no 95% interval); a skip or failure is one line with its reason. The full record is
+// the JSON file.
 class CaseLines {
  public:
   static constexpr std::size_t kColumns = 120;
-  static constexpr std::size_t kNameWidth = 62;
+  static constexpr std::size_t kNameWidth = 56;
 
-  // Called with each ReportRuns batch; prints what is complete.
+  // Called with each ReportRuns batch (repetitions, then their aggregates); prints what is complete.
   void report(std::FILE* out, const std::vector<benchmark::BenchmarkReporter::Run>& runs) {
     using Run = benchmark::BenchmarkReporter::Run;
     std::size_t good = 0, total = 0;
@@ -122,16 +128,11 @@ class CaseLines {
       if (good == 0) return line(out, shown(runs.front()), first_error->error_message);
       if (good >= 2) return;  // the aggregates' batch prints it
       for (const Run& run : runs)
-        if (!run.error_occurred) return result(out, run, std::nullopt);
+        if (!run.error_occurred) return result(out, run);
       return;
     }
-    const Run* median = nullptr;
-    std::optional<double> cv;
-    for (const Run& run : runs) {
-      if (run.aggregate_name == "median") median = &run;
-      if (run.aggregate_name == "cv") cv = run.real_accumulated_time;
-    }
-    if (median) result(out, *median, cv);
+    for (const Run& run : runs)
+      if (run.aggregate_name == "median") return result(out, run);
   }
 
   // The name without Google Benchmark's suffixes, elided in the middle to `width` columns.
@@ -161,7 +162,26 @@ class CaseLines {
       std::snprintf(text, sizeof text, "%.3f s", seconds);
     return text;
   }
-  static void result(std::FILE* out, const benchmark::BenchmarkReporter::Run& run, std::optional<double> cv) {
+  // "-1.2/+2.0%", "unresolved", "-4/+9% (75%)"; "" without a CI (one repetition).
+  static std::string ci_text(const benchmark::BenchmarkReporter::Run& run) {
+    auto counter = [&](const char* name) -> std::optional<double> {
+      auto it = run.counters.find(name);
+      return it == run.counters.end() ? std::nullopt : std::optional<double>(it->second.value);
+    };
+    const auto low = counter("ci_low"), high = counter("ci_high"), coverage = counter("ci_coverage");
+    const double median = run.GetAdjustedRealTime();
+    if (!low || !high || !coverage || median <= 0) return "";
+    char text[48];
+    const double down = 100 * (median - *low) / median, up = 100 * (*high - median) / median;
+    if (*coverage < kCILevel)
+      std::snprintf(text, sizeof text, "-%.0f/+%.0f%% (%.0f%%)", down, up, 100 * *coverage);
+    else if (counter("resolved").value_or(0) == 0)
+      std::snprintf(text, sizeof text, "unresolved");
+    else
+      std::snprintf(text, sizeof text, "-%.1f/+%.1f%%", down, up);
+    return text;
+  }
+  static void result(std::FILE* out, const benchmark::BenchmarkReporter::Run& run) {
     auto counter = [&](const char* name) -> std::optional<double> {
       auto it = run.counters.find(name);
       return it == run.counters.end() ? std::nullopt : std::optional<double>(it->second.value);
@@ -183,17 +203,12 @@ class CaseLines {
       std::snprintf(text, sizeof text, "%.1f%% of peak", *peak);
       percent = text;
     }
-    std::string spread;
-    if (cv) {
-      std::snprintf(text, sizeof text, "cv %.1f%%", 100 * *cv);
-      spread = text;
-    }
     const double seconds = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
     std::string name = shown(run);
     name.resize(kNameWidth, ' ');
-    char rest[96];
-    std::snprintf(rest, sizeof rest, "%10s %15s %17s %9s", seconds_text(seconds).c_str(), rate, percent.c_str(),
-                  spread.c_str());
+    char rest[112];
+    std::snprintf(rest, sizeof rest, "%10s %15s %17s %15s", seconds_text(seconds).c_str(), rate, percent.c_str(),
+                  ci_text(run).c_str());
     line(out, name, rest);
   }
 };
@@ -217,7 +232,13 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
     inner_->SetErrorStream(&GetErrorStream());
     return inner_->ReportContext(context);
   }
-  void ReportRuns(const std::vector<Run>& runs) override {
+  void ReportRuns(const std::vector<Run>& batch) override {
+    // Google Benchmark's own aggregates (fixed repetitions) get the CI that the rounds' carry.
+    std::vector<Run> runs = batch;
+    if (!runs.empty() && runs.front().run_type == Run::RT_Aggregate)
+      add_ci(runs, repetitions_);
+    else
+      repetitions_ = runs;
     if (inner_)
       inner_->ReportRuns(runs);
     else
@@ -248,12 +269,136 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
   std::optional<std::string> ceilings_error_;
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;  // --benchmark_format=json|csv; else lines_
   CaseLines lines_;
+  std::vector<Run> repetitions_;  // the last batch of repetitions
   std::string binary_;
   std::size_t total_, done_ = 0;
   CeilingsCollector* ceilings_;
   std::string last_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+// ---- the stopping rule's rounds (rounds.hpp, Note [the stopping rule]) ----------------------
+
+// Google Benchmark's display reporter for one round: keeps what it reports, by case name.
+class RoundCollector : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context& context) override {
+    if (!context_) context_.emplace(context);
+    return true;
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) runs_[run.run_name.function_name].push_back(run);
+  }
+  std::optional<Context> context_;
+  std::map<std::string, std::vector<Run>> runs_;
+};
+
+// `name` as a POSIX extended regular expression that matches it literally.
+std::string literal(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::string_view(".[]()*+?{}|^$\\").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Runs the cases `names` (in planned order) by the stopping rule: per block, rounds of one
+// repetition of each open case until each is resolved, failed or skipped, or at
+// kMaxRepetitions. Each finished case goes to `display` (repetitions, then aggregates) and to
+// `whole`; the first round's context goes to both before.
+void run_by_rule(const std::vector<std::string>& names, const std::vector<bool>& baseline,
+                 const std::vector<std::size_t>& bytes, benchmark::BenchmarkReporter& display, WholeJsonFile* whole) {
+  RoundCollector collector;
+  bool context_sent = false;
+  std::vector<std::vector<std::size_t>> blocks;
+  for (auto& block : blocks_of(names, baseline)) {
+    std::size_t total = 0;
+    for (std::size_t i : block) total = bytes[i] > SIZE_MAX - total ? SIZE_MAX : total + bytes[i];
+    if (total <= kPreparedBytes)
+      blocks.push_back(std::move(block));
+    else  // too large to keep set up side by side: one case after another
+      for (std::size_t i : block) blocks.push_back({i});
+  }
+  for (const auto& block : blocks) {
+    std::vector<std::vector<Run>> repetitions(block.size());
+    std::vector<bool> open(block.size(), true);
+    auto finish = [&](std::size_t i) {
+      open[i] = false;
+      std::vector<Run>& reps = repetitions[i];
+      for (std::size_t k = 0; k < reps.size(); ++k) {
+        reps[k].repetition_index = std::int64_t(k);
+        reps[k].repetitions = std::int64_t(reps.size());
+      }
+      std::vector<Run> aggregates = aggregates_of(reps);
+      display.ReportRuns(reps);
+      if (!aggregates.empty()) display.ReportRuns(aggregates);
+      if (whole) {
+        std::vector<Run> entries = reps;
+        entries.insert(entries.end(), aggregates.begin(), aggregates.end());
+        whole->set_case(std::move(entries));
+      }
+    };
+    for (int round = 0; round < kMaxRepetitions; ++round) {
+      std::string spec;
+      for (std::size_t i = 0; i < block.size(); ++i)
+        if (open[i]) spec += (spec.empty() ? "" : "|") + literal(names[block[i]]);
+      if (spec.empty()) break;
+      collector.runs_.clear();
+      benchmark::RunSpecifiedBenchmarks(&collector, "^(" + spec + ")/(iterations:[0-9]+/)?(real_time|manual_time)$");
+      if (!context_sent && collector.context_) {
+        display.ReportContext(*collector.context_);
+        if (whole) whole->ReportContext(*collector.context_);
+        context_sent = true;
+      }
+      for (std::size_t i = 0; i < block.size(); ++i) {
+        if (!open[i]) continue;
+        const auto& got = collector.runs_[names[block[i]]];
+        std::vector<Run>& reps = repetitions[i];
+        for (const Run& run : got)
+          if (run.run_type == Run::RT_Iteration) reps.push_back(run);
+        const bool error = std::any_of(got.begin(), got.end(), [](const Run& r) { return r.error_occurred; });
+        const auto ci = median_ci(repetition_seconds(reps));
+        const int n = int(reps.size());
+        if (got.empty() || error || n >= kMaxRepetitions || (n >= kMinRepetitions && ci && ci->resolved()))
+          finish(i);
+      }
+    }
+    for (std::size_t i = 0; i < block.size(); ++i)
+      if (open[i]) finish(i);
+  }
+}
+
+// The drift check: a memcpy of 64 MiB (32 times L2 here), timed by the
+// stopping rule, at a binary's start and end; its median rate and the rate's 95% CI go into the
+// JSON context (flopscope_drift_start, flopscope_drift_end) and the report says where the two
+// differ by more than their CIs.
+nlohmann::json drift_probe(double min_time) {
+  constexpr std::size_t kBytes = std::size_t(64) << 20;
+  std::vector<unsigned char> source(kBytes), target(kBytes);
+  for (std::size_t i = 0; i < kBytes; i += 4096) source[i] = static_cast<unsigned char>(i >> 12);
+  std::memcpy(target.data(), source.data(), kBytes);  // every page touched before the clock
+  std::vector<double> seconds;
+  std::optional<MedianCI> ci;
+  while (int(seconds.size()) < kMaxRepetitions) {
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    int copies = 0;
+    do {
+      std::memcpy(target.data(), source.data(), kBytes);
+      benchmark::ClobberMemory();
+      ++copies;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (elapsed < min_time);
+    seconds.push_back(elapsed / copies);
+    ci = median_ci(seconds);
+    if (int(seconds.size()) >= kMinRepetitions && ci && ci->resolved()) break;
+  }
+  const double moved = 2.0 * double(kBytes);  // DESIGN.md: a copy reads and writes every byte
+  return {{"probe", "memcpy of 64 MiB"}, {"bytes_per_second", moved / ci->median},
+          {"ci_low", moved / ci->high},   {"ci_high", moved / ci->low},
+          {"repetitions", seconds.size()}, {"resolved", ci->resolved()}};
+}
 
 // Which of `names` Google Benchmark's filter selects (same rules: "-" negates, "all" = all);
 // nullopt for a filter that is not a regular expression.
@@ -302,7 +447,11 @@ int run_family(int argc, char** argv, const Family& family) {
     usage_error(binary, error.what());
   }
   std::vector<std::string> names;
-  for (const auto& entry : cases) names.push_back(entry.second.name.str());
+  std::vector<kernels::Role> roles;
+  for (const auto& entry : cases) {
+    names.push_back(entry.second.name.str());
+    roles.push_back(entry.second.role);
+  }
   if (names.empty())
     usage_error(binary, "no case selected (check --variants, --roles, --dtypes and --devices: a variant runs on its own device)");
   std::vector<std::string> kept = selection.benchmark_args;
@@ -316,6 +465,19 @@ int run_family(int argc, char** argv, const Family& family) {
   });
   if (flag_value(kept, "--benchmark_min_warmup_time").empty() && !any_cuda)
     kept.push_back("--benchmark_min_warmup_time=0.05");
+  // The stopping rule (rounds.hpp) unless the user fixes the repetitions (or lists the cases, or
+  // writes another format than JSON): the harness runs the rounds and writes the JSON itself, so
+  // Google Benchmark gets neither --benchmark_out nor its own random interleaving.
+  const std::string out_format = flag_value(kept, "--benchmark_out_format");
+  const bool by_rule = flag_value(kept, "--benchmark_repetitions").empty() &&
+                       flag_value(kept, "--benchmark_list_tests").empty() && (out_format.empty() || out_format == "json");
+  if (by_rule) {
+    std::erase_if(kept, [](const std::string& arg) {
+      return arg.rfind("--benchmark_out", 0) == 0 || arg.rfind("--benchmark_enable_random_interleaving", 0) == 0;
+    });
+    if (flag_value(kept, "--benchmark_min_time").empty())
+      kept.push_back("--benchmark_min_time=" + std::to_string(kRuleMinTime));
+  }
   const std::string min_time = flag_value(kept, "--benchmark_min_time");
   set_cuda_budget(min_time.empty() ? 0.5 : std::max(std::atof(min_time.c_str()), 0.0));
   const std::string filter = flag_value(kept, "--benchmark_filter");
@@ -337,6 +499,15 @@ int run_family(int argc, char** argv, const Family& family) {
                                            cases_json(planned));
   planned.clear();
 
+  std::vector<std::string> chosen;  // the stopping rule's cases, in planned order
+  std::vector<bool> baseline;
+  std::vector<std::size_t> bytes;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if ((*selected)[i]) {
+      chosen.push_back(names[i]);
+      baseline.push_back(roles[i] == kernels::Role::baseline);
+      bytes.push_back(cases[i].first->device.is_cpu() ? case_bytes(cases[i].second) : 0);
+    }
   std::map<std::string, CeilingsCollector::Label> ceiling_labels;
   for (auto& [device, c] : cases) {
     const std::string name = c.name.str();
@@ -375,10 +546,21 @@ int run_family(int argc, char** argv, const Family& family) {
     }
   }
   ProgressReporter display(binary, selected_count, format.empty() ? "console" : format, ceilings ? &*ceilings : nullptr);
-  const std::string out_format = flag_value(kept, "--benchmark_out_format");
   std::optional<WholeJsonFile> whole;
   if (!out.empty() && (out_format.empty() || out_format == "json")) whole.emplace(out);
-  benchmark::RunSpecifiedBenchmarks(&display, whole ? &*whole : nullptr);
+  // The drift check, where a JSON file is written and the CPU runs: before the first case.
+  const bool drift = whole && std::any_of(devices.begin(), devices.end(), [](const DeviceContext& d) {
+    return d.device.is_cpu() && !d.unavailable;
+  });
+  if (drift) benchmark::AddCustomContext("flopscope_drift_start", drift_probe(kRuleMinTime).dump());
+  if (by_rule) {
+    run_by_rule(chosen, baseline, bytes, display, whole ? &*whole : nullptr);
+    display.Finalize();
+  } else {
+    benchmark::RunSpecifiedBenchmarks(&display, whole ? &*whole : nullptr);
+  }
+  if (drift) benchmark::AddCustomContext("flopscope_drift_end", drift_probe(kRuleMinTime).dump());
+  if (whole) whole->Finalize();  // again where Google Benchmark finalized it: the context has the end now
   benchmark::Shutdown();
   int status = 0;
   if (whole && whole->error()) {

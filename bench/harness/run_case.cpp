@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <list>
 #include <map>
 #include <memory>
 #include <new>
@@ -16,6 +18,7 @@
 #include "flopscope/kernels/hash.hpp"
 #include "flopscope/sizes.hpp"
 #include "report.hpp"
+#include "rounds.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
 #include "cuda.hpp"
 #endif
@@ -96,35 +99,62 @@ bool skip_if_too_large(benchmark::State& state, const DeviceContext& device, std
   return true;
 }
 
-// A CPU case set up and validated, kept for the next call of the same case. Google Benchmark calls
-// a case's function for its warm-up, for each trial of its iteration count and for each
-// repetition, one after another (random interleaving shuffles whole repetitions), and a large
-// case's set-up (allocation, fill, the validated run and its reference) takes longer than its
-// timing: an 8192 x 8192 transpose's, 0.3 s against 0.15. Dropped before any other case is set up.
+// CPU cases set up and validated, kept for the next calls of the same case. Google Benchmark
+// calls a case's function for its warm-up, for each trial of its iteration count and for each
+// repetition, and the stopping rule's rounds (rounds.hpp) call a block's cases in turn (A B C,
+// A B C, ...); a large case's set-up (allocation, fill, the validated run and its reference)
+// takes longer than its timing: an 8192 x 8192 transpose's, 0.3 s against 0.15. So the last few
+// are kept, most recent first, within kPreparedBytes of operands; the least recent go first when
+// another case is set up.
 struct PreparedCpuCase {
   const Case* c = nullptr;
   HostOperands host;
   kernels::Runner run;
   Counters counters;
+  std::size_t bytes = 0;
 };
-std::optional<PreparedCpuCase> prepared_cpu_case;
+constexpr std::size_t kPreparedCases = 2 * kBlockCases;
+std::list<PreparedCpuCase> prepared_cpu_cases;
 
-// Sets `c` up on the CPU (operands, fill, the validated run) as prepared_cpu_case; false, with the
-// case failed, where its outputs differ from the reference's.
+PreparedCpuCase* prepared_cpu(const Case& c) {
+  for (auto it = prepared_cpu_cases.begin(); it != prepared_cpu_cases.end(); ++it)
+    if (it->c == &c) {
+      prepared_cpu_cases.splice(prepared_cpu_cases.begin(), prepared_cpu_cases, it);
+      return &prepared_cpu_cases.front();
+    }
+  return nullptr;
+}
+
+// Drops the least recent prepared cases until one of `bytes` fits beside the rest.
+void make_room(std::size_t bytes) {
+  std::size_t held = 0;
+  for (const auto& p : prepared_cpu_cases) held += p.bytes;
+  while (!prepared_cpu_cases.empty() && (prepared_cpu_cases.size() >= kPreparedCases || held + bytes > kPreparedBytes)) {
+    held -= prepared_cpu_cases.back().bytes;
+    prepared_cpu_cases.pop_back();
+  }
+}
+
+void forget_prepared_cpu(const Case& c) {
+  prepared_cpu_cases.remove_if([&](const PreparedCpuCase& p) { return p.c == &c; });
+}
+
+// Sets `c` up on the CPU (operands, fill, the validated run), kept first among the prepared
+// cases; false, with the case failed, where its outputs differ from the reference's.
 bool prepare_on_cpu(benchmark::State& state, const Case& c, const std::vector<std::size_t>& bytes) {
   PreparedCpuCase prepared{.c = &c, .host = host_operands(c, bytes, true)};
+  for (std::size_t b : bytes) prepared.bytes += b;
   prepared.run = c.prepare(prepared.host.refs);
   prepared.run(nullptr);
   if (auto mismatch = validate(c, prepared.host, bytes, prepared.counters)) {
     fail(state, c.name.variant + ": " + *mismatch);
     return false;
   }
-  prepared_cpu_case = std::move(prepared);
+  prepared_cpu_cases.push_front(std::move(prepared));
   return true;
 }
 
-void time_prepared_cpu_case(benchmark::State& state, const DeviceContext& device) {
-  const PreparedCpuCase& prepared = *prepared_cpu_case;
+void time_prepared_cpu_case(benchmark::State& state, const DeviceContext& device, const PreparedCpuCase& prepared) {
   {
     NvtxRange timed("timed");
     time_cpu(state, prepared.run);
@@ -277,9 +307,8 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
   if (device.unavailable) return skip(state, *device.unavailable);
   if (c.skip) return skip(state, *c.skip);
   NvtxRange range(c.name.str());
-  if (device.device.is_cpu() && prepared_cpu_case && prepared_cpu_case->c == &c)
-    return time_prepared_cpu_case(state, device);
-  prepared_cpu_case.reset();
+  if (device.device.is_cpu())
+    if (const PreparedCpuCase* prepared = prepared_cpu(c)) return time_prepared_cpu_case(state, device, *prepared);
 #ifdef FLOPSCOPE_HAVE_CUDA
   if (device.device.is_cuda() && prepared_cuda_case && prepared_cuda_case->c == &c && !device.broken)
     return time_prepared_cuda_case(state, device, cuda_budget_seconds);
@@ -294,6 +323,7 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
     operand_bytes = to_size(checked_add<std::int64_t>(std::int64_t(operand_bytes), std::int64_t(bytes.back()), "case bytes"));
     if (op.output) output_bytes += bytes.back();
   }
+  make_room(device.device.is_cpu() ? operand_bytes : kPreparedBytes);  // a CUDA case: its host copies
   // Host: the operands (CPU) or their host copies (CUDA), and the reference's outputs; none for
   // a CUDA case validated by samples.
   const DeviceContext host_device{.device = Device::cpu()};
@@ -302,7 +332,7 @@ void run_case_body(benchmark::State& state, const DeviceContext& device, const C
                                       "host memory"))
     return;
   if (device.device.is_cpu()) {
-    if (prepare_on_cpu(state, c, bytes)) time_prepared_cpu_case(state, device);
+    if (prepare_on_cpu(state, c, bytes)) time_prepared_cpu_case(state, device, prepared_cpu_cases.front());
     return;
   }
 #ifdef FLOPSCOPE_HAVE_CUDA
@@ -335,6 +365,16 @@ std::size_t storage_bytes(const Operand& op) {
                                "bytes of operand " + op.name));
 }
 
+std::size_t case_bytes(const Case& c) {
+  try {
+    std::int64_t total = 0;
+    for (const Operand& op : c.operands) total = checked_add<std::int64_t>(total, std::int64_t(storage_bytes(op)), "case bytes");
+    return to_size(total);
+  } catch (const std::exception&) {
+    return SIZE_MAX;
+  }
+}
+
 std::vector<TensorRef> dry_refs(const std::vector<Operand>& operands, Device device) {
   std::vector<TensorRef> refs;
   for (const Operand& op : operands) refs.push_back(view(op, nullptr, device));
@@ -359,7 +399,7 @@ void run_case(benchmark::State& state, const DeviceContext& device, const Case& 
   } catch (const std::exception& error) {
     fail(state, c.name.variant + ": " + error.what());
   }
-  prepared_cpu_case.reset();  // a call that threw is not to be timed again on what it left
+  forget_prepared_cpu(c);  // a call that threw is not to be timed again on what it left
 #ifdef FLOPSCOPE_HAVE_CUDA
   prepared_cuda_case.reset();
 #endif

@@ -25,6 +25,9 @@ void run_case(benchmark::State& state, const DeviceContext& device, const Case& 
 // --benchmark_min_time (0.5 s, Google Benchmark's default, where not given).
 void set_cuda_budget(double seconds);
 
+// The bytes of host memory `c`'s operands take (their storage); SIZE_MAX where that overflows.
+std::size_t case_bytes(const Case& c);
+
 // The CPU timing core: the call in Google Benchmark's loop on its real-time clock (the work runs
 // on every OpenMP thread, not just this one), memory clobbered after each call.
 void time_cpu(benchmark::State& state, const kernels::Runner& run);

@@ -143,3 +143,93 @@ def test_bench_peak_writes_the_ceilings_file_it_measured(tmp_path):
 def test_keep_ceilings_needs_a_directory():
     proc = subprocess.run([str(binary(PEAK)), "--keep-ceilings"], capture_output=True, text=True, env=ENV, timeout=60)
     assert proc.returncode == 2 and "--write-ceilings" in proc.stderr
+
+
+def by_rule(tmp_path, *flags):
+    """Runs the probe without --benchmark_repetitions (the stopping rule): the JSON, its cases'
+    repetitions and median aggregates by name, and the process."""
+    out = tmp_path / "rule.json"
+    proc = subprocess.run([str(binary(PROBE)), "--variants=counted,copy,skip,wrong", "--sizes=1024,4096", *flags,
+                           "--benchmark_min_time=0.002", f"--benchmark_out={out}"],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    reps, aggregates = {}, {}
+    for b in data["benchmarks"]:
+        name = b["run_name"].rsplit("/real_time", 1)[0]
+        if b["run_type"] == "iteration":
+            reps.setdefault(name, []).append(b)
+        else:
+            aggregates.setdefault(name, {})[b["aggregate_name"]] = b
+    return data, reps, aggregates, proc
+
+
+def test_the_stopping_rule_runs_6_to_20_repetitions_until_the_median_is_resolved(tmp_path):
+    import statistics
+    import sys
+    sys.path.insert(0, str(ROOT / "analysis"))
+    from flopscope_analysis.stats import median_ci  # the analysis' own CI: the reference here
+
+    data, reps, aggregates, proc = by_rule(tmp_path)
+    ran = [n for n in reps if "error_occurred" not in reps[n][0]]
+    assert sorted(ran) == sorted(f"probe/{v}/f32/cpu/n={n}/view=transpose/perm=01"
+                                 for v in ("counted", "copy") for n in (1024, 4096))
+    for name in ran:
+        runs = reps[name]
+        times = [r["real_time"] for r in runs]
+        assert 6 <= len(times) <= 20, (name, len(times))
+        assert [r["repetition_index"] for r in runs] == list(range(len(times)))
+        assert {r["repetitions"] for r in runs} == {len(times)}
+        agg = aggregates[name]
+        # The aggregates as Google Benchmark computes them.
+        assert agg["mean"]["real_time"] == pytest.approx(statistics.mean(times), rel=1e-9)
+        assert agg["median"]["real_time"] == pytest.approx(statistics.median(times), rel=1e-9)
+        assert agg["stddev"]["real_time"] == pytest.approx(statistics.stdev(times), rel=1e-6)
+        assert agg["cv"]["real_time"] == pytest.approx(statistics.stdev(times) / statistics.mean(times), rel=1e-6)
+        assert agg["cv"]["aggregate_unit"] == "percentage"
+        # The CI the harness stopped on is the analysis' CI of the same samples.
+        ci = median_ci(times)
+        median = agg["median"]
+        assert (median["ci_low"], median["ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+        assert median["ci_coverage"] == pytest.approx(ci.coverage)
+        assert median["resolved"] == int(ci.resolved)
+        # It stopped as soon as the CI was within 3% (after 6), else at 20.
+        assert ci.resolved or len(times) == 20
+        if len(times) > 6:
+            assert not median_ci(times[:-1]).resolved
+    # Skips and failures run once.
+    for variant in ("skip", "wrong"):
+        for n in (1024, 4096):
+            assert len(reps[f"probe/{variant}/f32/cpu/n={n}/view=transpose/perm=01"]) == 1
+    # Each case is set up once, though the rounds interleave them (A B, A B, ...).
+    prepared = [line.split()[-1] for line in proc.stderr.splitlines() if line.startswith("probe: prepared ")]
+    assert sorted(prepared) == sorted(f"probe/counted/f32/cpu/n={n}/view=transpose/perm=01" for n in (1024, 4096))
+    # The drift check: the baseline copy at start and end, with its CI, in the context.
+    for key in ("flopscope_drift_start", "flopscope_drift_end"):
+        drift = json.loads(data["context"][key])
+        assert drift["ci_low"] <= drift["bytes_per_second"] <= drift["ci_high"] and drift["repetitions"] >= 6
+
+
+def test_fixed_repetitions_mean_that_count_and_carry_the_same_ci(tmp_path):
+    _, reps, aggregates, _ = by_rule(tmp_path, "--benchmark_repetitions=3")
+    name = "probe/copy/f32/cpu/n=1024/view=transpose/perm=01"
+    assert len(reps[name]) == 3
+    median = aggregates[name]["median"]
+    times = sorted(r["real_time"] for r in reps[name])
+    assert (median["ci_low"], median["ci_high"], median["ci_coverage"]) == pytest.approx((times[0], times[2], 0.75))
+    assert median["resolved"] == 0  # 75% is no 95% CI
+
+
+def test_google_benchmarks_compare_reads_the_rules_json(tmp_path):
+    compare = Path("/usr/share/benchmark/compare.py")
+    if not compare.exists():
+        pytest.skip("Google Benchmark's tools/compare.py is not installed")
+    by_rule(tmp_path)
+    first = tmp_path / "a.json"
+    (tmp_path / "rule.json").rename(first)
+    by_rule(tmp_path)
+    python = ROOT / ".venv" / "bin" / "python"
+    proc = subprocess.run([str(python if python.exists() else "python3"), str(compare), "benchmarks", str(first),
+                           str(tmp_path / "rule.json")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "probe/copy/f32/cpu/n=1024/view=transpose/perm=01/real_time_median" in proc.stdout

@@ -19,12 +19,11 @@ FLAGS = ["--devices=cpu", "--benchmark_repetitions=2", "--benchmark_min_time=0.0
 
 
 def planned(flags):
-    """The cases the command line would run, in order (Google Benchmark's own list)."""
-    # TODO(describe): once `--describe` is on main, the planned cases are the JSON context's
-    # "cases" (schema 2) and the report names the missing ones itself.
-    proc = subprocess.run([str(PEAK), *flags, "--benchmark_list_tests"], capture_output=True, text=True, env=ENV,
+    """The cases the command line would run, in order (`--describe`: the same list as the JSON
+    context's "cases")."""
+    proc = subprocess.run([str(PEAK), *flags, "--describe"], capture_output=True, text=True, env=ENV,
                           timeout=120, check=True)
-    return [line.rsplit("/real_time", 1)[0] for line in proc.stdout.splitlines() if line.startswith("peak/")]
+    return [case["name"] for case in json.loads(proc.stdout)["cases"]]
 
 
 def test_a_killed_bench_peak_leaves_every_finished_case_and_ceiling(tmp_path):
@@ -81,4 +80,10 @@ def test_a_killed_bench_peak_leaves_every_finished_case_and_ceiling(tmp_path):
                             env=dict(os.environ, PYTHONPATH=str(ROOT / "analysis")))
     assert report.returncode == 0, report.stderr
     assert "Traceback" not in report.stderr
-    assert "bench_peak" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "bench_peak" in text
+    # The headline names what the killed binary planned and did not write.
+    assert [c["name"] for c in json.loads(data["context"]["flopscope"])["cases"]] == plan
+    line = next(line for line in text.splitlines() if line.startswith("- **Missing**: bench_peak"))
+    assert f"lacks {len(missing)} of its {len(plan)} planned cases" in line
+    assert f"`{missing[0]}`" in line

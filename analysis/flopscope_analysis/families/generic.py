@@ -8,7 +8,7 @@ from typing import Optional
 
 from .. import fmt, tables
 from ..load import Case, Device
-from ..stats import MedianCI, median_ci
+from ..stats import RESOLVED_WITHIN, MedianCI, median_ci
 from .roles import ceiling_cell
 
 NOISY_MARK = "⚠ unresolved"  # the 95% CI of the median is wider than +-3%, or cannot be had
@@ -18,7 +18,21 @@ RESULT_HEADER = ["variant", "dtype", "shape", "bytes/iter", "bound", "median tim
 
 
 def case_ci(case: Case) -> Optional[MedianCI]:
+    """The harness's CI of the median where the JSON has it (the median aggregate's ci_low,
+    ci_high: the stopping rule decided on it), else the same interval from the samples."""
+    if case.ci_s is not None and case.real_time_s:
+        low, high = case.ci_s
+        return MedianCI(case.real_time_s, low, high, case.ci_coverage or 0.0, len(case.samples) or case.repetitions)
     return median_ci([s.real_time_s for s in case.samples])
+
+
+def unresolved(case: Case) -> bool:
+    """Whether the case's median is marked: the harness said so (its stopping rule reached 20
+    repetitions without a CI within +-3%), else the samples' CI is wider than +-3%."""
+    if case.resolved is not None:
+        return not case.resolved
+    ci = case_ci(case)
+    return ci is not None and ci.half_width > RESOLVED_WITHIN
 
 
 def cv_cell(case: Case) -> str:
@@ -29,7 +43,7 @@ def cv_cell(case: Case) -> str:
     if ci is None:
         return f"{fmt.MISSING} (1 run)" if case.repetitions <= 1 else fmt.MISSING
     text = ci.text()
-    return text if ci.half_width <= 0.03 else f"{text} {NOISY_MARK}"
+    return f"{text} {NOISY_MARK}" if unresolved(case) else text
 
 
 def result_row(case: Case, device: Optional[Device] = None) -> list[str]:

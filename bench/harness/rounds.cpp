@@ -1,0 +1,230 @@
+#include "rounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace flopscope::bench {
+
+namespace {
+
+// P(Binomial(n, 1/2) < j).
+double below(int n, int j) {
+  double sum = 0, term = std::ldexp(1.0, -n);  // C(n, 0) / 2^n
+  for (int i = 0; i < j; ++i) {
+    sum += term;
+    term = term * double(n - i) / double(i + 1);
+  }
+  return sum;
+}
+
+// Google Benchmark's statistics (src/statistics.cc), so that the aggregates read as its own.
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / double(v.size());
+}
+
+double median_of(std::vector<double> v) {
+  if (v.size() < 3) return mean_of(v);
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+double stddev_of(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double mean = mean_of(v);
+  double squares = 0;
+  for (double x : v) squares += x * x;
+  const double n = double(v.size());
+  return std::sqrt(n / (n - 1) * (squares / n - mean * mean));
+}
+
+double cv_of(const std::vector<double>& v) { return v.size() < 2 ? 0 : stddev_of(v) / mean_of(v); }
+
+struct Statistic {
+  const char* name;
+  benchmark::StatisticUnit unit;
+  std::function<double(const std::vector<double>&)> compute;
+};
+
+const std::vector<Statistic>& statistics() {
+  static const std::vector<Statistic> all = {
+      {"mean", benchmark::kTime, mean_of},
+      {"median", benchmark::kTime, [](const std::vector<double>& v) { return median_of(v); }},
+      {"stddev", benchmark::kTime, stddev_of},
+      {"cv", benchmark::kPercentage, cv_of},
+  };
+  return all;
+}
+
+// The name without its variant (the second field): cases that differ only in variant share it.
+std::string without_variant(const std::string& name) {
+  const std::size_t first = name.find('/');
+  if (first == std::string::npos) return name;
+  const std::size_t second = name.find('/', first + 1);
+  return second == std::string::npos ? name.substr(0, first) : name.substr(0, first) + name.substr(second);
+}
+
+// The '/'-separated fields of a case name: family, variant, dtype, device, shape, extras.
+std::vector<std::string> fields(const std::string& name) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t end; (end = name.find('/', start)) != std::string::npos; start = end + 1)
+    out.push_back(name.substr(start, end - start));
+  out.push_back(name.substr(start));
+  return out;
+}
+
+// The product of a shape's values ("m=512,n=512": 262144); 0 where one is not a number.
+std::int64_t elements(const std::string& shape) {
+  std::int64_t product = 1;
+  std::size_t start = 0;
+  while (start < shape.size()) {
+    const std::size_t equals = shape.find('=', start), comma = std::min(shape.find(',', start), shape.size());
+    if (equals == std::string::npos || equals > comma) return 0;
+    try {
+      product *= std::stoll(shape.substr(equals + 1, comma - equals - 1));
+    } catch (const std::exception&) {
+      return 0;
+    }
+    start = comma + 1;
+  }
+  return product;
+}
+
+}  // namespace
+
+double MedianCI::half_width() const {
+  if (median == 0) return INFINITY;
+  return std::max(median - low, high - median) / std::abs(median);
+}
+
+std::optional<MedianCI> median_ci(std::vector<double> samples) {
+  const int n = int(samples.size());
+  if (n < 2) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  int best = 1;
+  for (int j = 1; j <= n / 2; ++j) {
+    if (1 - 2 * below(n, j) < kCILevel) break;
+    best = j;
+  }
+  MedianCI ci;
+  ci.median = median_of(samples);
+  ci.low = samples[std::size_t(best - 1)];
+  ci.high = samples[std::size_t(n - best)];
+  ci.coverage = 1 - 2 * below(n, best);
+  ci.n = n;
+  return ci;
+}
+
+std::vector<double> repetition_seconds(const std::vector<Run>& repetitions) {
+  std::vector<double> seconds;
+  for (const Run& run : repetitions)
+    if (!run.error_occurred && run.run_type == Run::RT_Iteration && run.iterations > 0)
+      seconds.push_back(run.real_accumulated_time / double(run.iterations));
+  return seconds;
+}
+
+void add_ci(std::vector<Run>& aggregates, const std::vector<Run>& repetitions) {
+  const auto ci = median_ci(repetition_seconds(repetitions));
+  if (!ci) return;
+  for (Run& run : aggregates) {
+    if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median") continue;
+    const double unit = benchmark::GetTimeUnitMultiplier(run.time_unit);
+    run.counters["ci_low"] = benchmark::Counter(ci->low * unit);
+    run.counters["ci_high"] = benchmark::Counter(ci->high * unit);
+    run.counters["ci_coverage"] = benchmark::Counter(ci->coverage);
+    run.counters["resolved"] = benchmark::Counter(ci->resolved() ? 1 : 0);
+  }
+}
+
+std::vector<Run> aggregates_of(const std::vector<Run>& repetitions) {
+  std::vector<const Run*> good;
+  for (const Run& run : repetitions)
+    if (!run.error_occurred && run.run_type == Run::RT_Iteration && run.iterations > 0) good.push_back(&run);
+  if (good.size() < 2) return {};
+  std::vector<double> real, cpu;
+  std::map<std::string, std::vector<double>> counters;
+  std::string label;
+  for (const Run* run : good) {
+    real.push_back(run->real_accumulated_time / double(run->iterations));
+    cpu.push_back(run->cpu_accumulated_time / double(run->iterations));
+    for (const auto& [name, counter] : run->counters) counters[name].push_back(counter.value);
+    if (!run->report_label.empty()) label = run->report_label;
+  }
+  const Run& first = *good.front();
+  const double n = double(good.size());
+  std::vector<Run> out;
+  for (const Statistic& stat : statistics()) {
+    Run data;
+    data.run_name = first.run_name;
+    data.family_index = first.family_index;
+    data.per_family_instance_index = first.per_family_instance_index;
+    data.run_type = Run::RT_Aggregate;
+    data.threads = first.threads;
+    data.repetitions = std::int64_t(repetitions.size());
+    data.repetition_index = Run::no_repetition_index;
+    data.aggregate_name = stat.name;
+    data.aggregate_unit = stat.unit;
+    data.report_label = label;
+    data.time_unit = first.time_unit;
+    data.statistics = first.statistics;
+    // Over N repetitions, as Google Benchmark counts them: the reporter divides by `iterations`.
+    data.iterations = benchmark::IterationCount(good.size());
+    const double scale = stat.unit == benchmark::kTime ? n : 1.0;
+    data.real_accumulated_time = stat.compute(real) * scale;
+    data.cpu_accumulated_time = stat.compute(cpu) * scale;
+    for (const auto& [name, values] : counters) {
+      const benchmark::Counter& like = first.counters.count(name) ? first.counters.at(name) : benchmark::Counter();
+      data.counters[name] = benchmark::Counter(stat.compute(values), like.flags, like.oneK);
+    }
+    out.push_back(std::move(data));
+  }
+  add_ci(out, repetitions);
+  return out;
+}
+
+std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& names,
+                                                const std::vector<bool>& baseline) {
+  // A baseline "n=N" goes with the first other case of its family and device whose shape holds N
+  // elements (of its dtype if there is one): a view's, broadcast's or conversion's copy.
+  const std::size_t none = names.size();
+  std::vector<std::size_t> joins(names.size(), none);
+  for (std::size_t b = 0; b < names.size(); ++b) {
+    if (!baseline[b]) continue;
+    const auto base = fields(names[b]);
+    if (base.size() < 5 || base[4].rfind("n=", 0) != 0 || base[4].find(',') != std::string::npos) continue;
+    const std::int64_t n = elements(base[4]);
+    for (int same_dtype = 1; same_dtype >= 0 && joins[b] == none; --same_dtype)
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        if (baseline[i]) continue;
+        const auto other = fields(names[i]);
+        if (other.size() >= 5 && other[0] == base[0] && other[3] == base[3] && elements(other[4]) == n &&
+            (!same_dtype || other[2] == base[2])) {
+          joins[b] = i;
+          break;
+        }
+      }
+  }
+  std::vector<std::vector<std::size_t>> blocks;
+  std::string last;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (joins[i] != none) continue;
+    const std::string key = without_variant(names[i]);
+    if (blocks.empty() || (key != last && blocks.back().size() >= kBlockCases)) blocks.emplace_back();
+    blocks.back().push_back(i);
+    last = key;
+  }
+  for (auto& block : blocks) {
+    std::vector<std::size_t> with;
+    for (std::size_t b = 0; b < names.size(); ++b)
+      if (joins[b] != none && std::find(block.begin(), block.end(), joins[b]) != block.end()) with.push_back(b);
+    block.insert(block.begin(), with.begin(), with.end());
+  }
+  return blocks;
+}
+
+}  // namespace flopscope::bench
