@@ -70,26 +70,29 @@ std::span<const kernels::MatmulVariant> matmul_variants(Device::Kind kind) {
 
 std::vector<VariantRow> variant_names(Device::Kind kind) { return table_rows(matmul_variants(kind)); }
 
-// The CPU's own kernels whose row `keep` picks, as a regex alternative for the default suite's
-// filter (names come from the table, never typed here).
+// The CPU's kernels whose row `keep` picks, as a regex alternative for the default suite's filter
+// (names come from the table, never typed here).
 template <class Keep>
-std::string own_cpu_variants(Keep keep) {
+std::string cpu_variants(Keep keep) {
   std::string names;
   int count = 0;
   for (const auto& v : kernels::cpu_matmul_variants())
-    if (v.role == kernels::Role::own && keep(v)) names += (count++ ? "|" : "") + std::string(v.name);
+    if (keep(v)) names += (count++ ? "|" : "") + std::string(v.name);
   return count == 1 ? names : "(" + names + ")";
 }
 
-// Plain own kernels (rows not marked fast: a second a call at 2048^3).
+// Plain own kernels (own rows not marked fast: a second a call at 2048^3).
 std::string slow_own_cpu_variants() {
-  return own_cpu_variants([](const auto& v) { return v.traits.speed == 0; });
+  return cpu_variants([](const auto& v) { return v.role == kernels::Role::own && v.traits.speed == 0; });
 }
 
-// Own kernels that run narrow dtypes decoded to f32 (MatmulInfo::emulated): at 4096^3 their bf16
-// case says nothing that the f32 case does not.
-std::string emulated_own_cpu_variants() {
-  return own_cpu_variants([](const auto& v) { return v.info.emulated; });
+// Kernels that do not run bf16 at its own rate: own kernels that decode narrow dtypes to f32
+// (MatmulInfo::emulated: their bf16 case says nothing that the f32 case does not) and the f64
+// reference loop (a skip at these sizes).
+std::string not_bf16_rate_cpu_variants() {
+  return cpu_variants([](const auto& v) {
+    return (v.role == kernels::Role::own && v.info.emulated) || v.role == kernels::Role::reference;
+  });
 }
 
 // ---- inputs and checking ----
@@ -422,7 +425,7 @@ int main(int argc, char** argv) {
              "|/cpu/m=(256,n=256,k=256|2048,n=2048,k=2048|4096,n=4096,k=4096)/layout=(NT|TN)"
              "|^matmul/[^/]+/(f64|f16|f8e4m3|f8e5m2)/cpu/m=1024,n=1024,k=1024/layout=(NT|TN)"
              "|^matmul/(" + slow_own_cpu_variants() + "/[^/]+|[^/]+/(f64|f16|f8e4m3|f8e5m2))/cpu/m=(2048|4096),"
-             "|^matmul/" + emulated_own_cpu_variants() + "/bf16/cpu/m=4096,)"}},
+             "|^matmul/" + not_bf16_rate_cpu_variants() + "/bf16/cpu/m=4096,)"}},
            {"quick", {"--dtypes=f32,bf16", "--squares=512", "--layouts=NN", "--benchmark_enable_random_interleaving=true"}},
            // The tensor cores: own mma beside cuBLAS and cuBLASLt in bf16, cuBLASLt's fp8 (e4m3), at
            // 4096 and 8192 (gpu_check.sh --plan: within its budget).

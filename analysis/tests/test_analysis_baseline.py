@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,18 @@ from flopscope_analysis.compare import compare_runs
 from flopscope_analysis.history import machine_runs, trend_series
 from flopscope_analysis.load import load_run, load_source
 
+sys.path.insert(0, str(FIXTURES))
+import make_fixtures as fixtures  # noqa: E402
+
 KEY = "cpu-intel-r-xeon-r-processor"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def edit_run(src: Path, dst: Path, *, date=None, commit=None, key=None, scale=None, flops_of=None) -> Path:
+def edit_run(src: Path, dst: Path, *, date=None, commit=None, key=None, scale=None, flops_of=None,
+             roles=False) -> Path:
     """A copy of a fixture run with its context date, commit or CPU key changed, every time of
-    the copy cases multiplied by `scale`, or the flops counter of one case doubled."""
+    the copy cases multiplied by `scale`, the flops counter of one case doubled, or (roles) its
+    context made schema 2 with its variants' roles, as today's binaries write it."""
     dst.mkdir(parents=True)
     for path in sorted(src.glob("*.json")):
         data = json.loads(path.read_text())
@@ -33,6 +39,8 @@ def edit_run(src: Path, dst: Path, *, date=None, commit=None, key=None, scale=No
         data["context"]["flopscope"] = json.dumps(context)
         if date:
             data["context"]["date"] = date
+        if roles:
+            data["context"] = fixtures.with_roles(data["context"], [e["run_name"] for e in data["benchmarks"]])
         for e in data["benchmarks"]:
             if scale and e["run_name"].startswith("copy/") and e.get("aggregate_name") != "cv":
                 e["real_time"] *= scale
@@ -181,7 +189,7 @@ def test_history_add_files_by_machine_date_and_commit(tmp_path):
 def test_history_plot_draws_each_cases_rate_over_commits(tmp_path):
     history = tmp_path / "history"
     runs = [edit_run(FIXTURES / "run_cpu", tmp_path / "r2", date="2026-12-05T09:00:00+00:00",
-                     commit="bbbbbbb", scale=2.0),
+                     commit="bbbbbbb", scale=2.0, roles=True),
             FIXTURES / "run_cpu"]  # added out of order: the plot follows the dates
     for run in runs:
         assert run_cli("history", "add", run, "--history", history).returncode == 0
@@ -230,7 +238,7 @@ def test_history_plot_marks_the_commit_where_a_headline_case_changed(tmp_path):
     scales = [1.0, 1.0, 1.0, 1.6, 1.6]
     for i, scale in enumerate(scales):
         run = edit_run(FIXTURES / "run_cpu", tmp_path / f"r{i}", date=f"2026-12-0{i + 1}T09:00:00+00:00",
-                       commit=f"c{i}00000", scale=scale)
+                       commit=f"c{i}00000", scale=scale, roles=True)
         assert run_cli("history", "add", run, "--history", history).returncode == 0
     old = history / KEY / "20261130000000-old.json"
     old.write_text(json.dumps({"flopscope_bundle": 0, "files": {}}))

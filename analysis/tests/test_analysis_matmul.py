@@ -41,7 +41,9 @@ def write_run(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "bench_matmul.json").write_text(json.dumps(
-        {"context": fixtures.context("bench_matmul", fixtures.CEILINGS), "benchmarks": benchmarks}))
+        {"context": fixtures.with_roles(fixtures.context("bench_matmul", fixtures.CEILINGS),
+                                        [e["run_name"] for e in benchmarks]),
+         "benchmarks": benchmarks}))
     return run_dir
 
 

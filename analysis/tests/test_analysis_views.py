@@ -37,12 +37,7 @@ def write(tmp_path, binary: str, cases: list[tuple]) -> load_run:
     run_dir = tmp_path / "run"
     run_dir.mkdir(exist_ok=True)
     # A schema-2 context: the planned cases carry their variants' roles, as the binaries write them.
-    context = fixtures.context(binary, fixtures.CEILINGS)
-    flopscope = json.loads(context["flopscope"]) if isinstance(context["flopscope"], str) else context["flopscope"]
-    flopscope.update(schema=2, suite=None, variants=[], cases=[
-        {"name": name, "variant": name.split("/")[1], "role": ROLES.get(name.split("/")[1], "own")}
-        for name, *_ in cases])
-    context["flopscope"] = json.dumps(flopscope)
+    context = fixtures.with_roles(fixtures.context(binary, fixtures.CEILINGS), [name for name, *_ in cases], ROLES)
     (run_dir / f"{binary}.json").write_text(json.dumps({"context": context, "benchmarks": benchmarks}))
     return run_dir
 
