@@ -300,7 +300,7 @@ TEST(Numerics, PropertiesFromLayout) {
   for (DType dtype : kAllDTypes) EXPECT_EQ(std::size_t(dtype_info(dtype).bytes), dtype_size(dtype));
   bool has_tf32 = false;
   for (const auto& mode : compute_modes())
-    if (mode.name == "tf32") has_tf32 = mode.storage == "f32" && mode.mantissa_bits == 10;
+    if (mode.name == "tf32") has_tf32 = mode.storage == "f32" && mode.mantissa_bits() == 10;
   EXPECT_TRUE(has_tf32);
 }
 

@@ -9,23 +9,24 @@ namespace flopscope {
 namespace {
 
 constexpr std::array<ComputeModeInfo, 9> kModes = {{
-    {ComputeMode::f64, "f64", "f64", DType::f64, DType::f64, DType::f64, 11, 52, "f64", "IEEE binary64 arithmetic"},
-    {ComputeMode::f32, "f32", "f32", DType::f32, DType::f32, DType::f32, 8, 23, "f32",
+    {ComputeMode::f64, "f64", "f64", DType::f64, DType::f64, DType::f64, "f64", "IEEE binary64 arithmetic"},
+    {ComputeMode::f32, "f32", "f32", DType::f32, DType::f32, DType::f32, "f32",
      "IEEE binary32 arithmetic (CUDA cores, CPU FMA)"},
-    {ComputeMode::tf32, "tf32", "f32", DType::f32, DType::f32, DType::f32, 8, 10, "tf32",
+    {ComputeMode::tf32, "tf32", "f32", DType::f32, DType::f32, DType::f32, "tf32",
      "matmul mode of NVIDIA tensor cores (sm_80+): f32 operands rounded to 10 mantissa bits, f32 "
-     "accumulation; not a storage type (PyTorch: allow_tf32 / set_float32_matmul_precision('high'))"},
-    {ComputeMode::f16, "f16", "f16", DType::f16, DType::f16, DType::f32, 5, 10, "f16",
+     "accumulation; not a storage type (PyTorch: allow_tf32 / set_float32_matmul_precision('high'))",
+     10},
+    {ComputeMode::f16, "f16", "f16", DType::f16, DType::f16, DType::f32, "f16",
      "f16 operands, f32 accumulation (tensor cores; AVX512-FP16 can also accumulate in f16)"},
-    {ComputeMode::bf16, "bf16", "bf16", DType::bf16, DType::bf16, DType::f32, 8, 7, "bf16",
+    {ComputeMode::bf16, "bf16", "bf16", DType::bf16, DType::bf16, DType::f32, "bf16",
      "bf16 operands, f32 accumulation (tensor cores, AVX512_BF16 vdpbf16ps, AMX)"},
-    {ComputeMode::f8e4m3, "f8e4m3", "f8e4m3", DType::f8e4m3, DType::f8e4m3, DType::f32, 4, 3, "f8",
+    {ComputeMode::f8e4m3, "f8e4m3", "f8e4m3", DType::f8e4m3, DType::f8e4m3, DType::f32, "f8",
      "fp8 operands with per-tensor scales, f32 accumulation (sm_89+)"},
-    {ComputeMode::f8e5m2, "f8e5m2", "f8e5m2", DType::f8e5m2, DType::f8e5m2, DType::f32, 5, 2, "f8",
+    {ComputeMode::f8e5m2, "f8e5m2", "f8e5m2", DType::f8e5m2, DType::f8e5m2, DType::f32, "f8",
      "fp8 operands (gradients), f32 accumulation (no e5m2 x e5m2 GEMM in cuBLASLt: it pairs e5m2 with e4m3)"},
-    {ComputeMode::f8e4m3_e5m2, "f8e4m3_e5m2", "f8e4m3,f8e5m2", DType::f8e4m3, DType::f8e5m2, DType::f32, 4, 3, "f8",
+    {ComputeMode::f8e4m3_e5m2, "f8e4m3_e5m2", "f8e4m3,f8e5m2", DType::f8e4m3, DType::f8e5m2, DType::f32, "f8",
      "e4m3 x e5m2 (activations x gradients), f32 accumulation (sm_89+)"},
-    {ComputeMode::f8e5m2_e4m3, "f8e5m2_e4m3", "f8e5m2,f8e4m3", DType::f8e5m2, DType::f8e4m3, DType::f32, 5, 2, "f8",
+    {ComputeMode::f8e5m2_e4m3, "f8e5m2_e4m3", "f8e5m2,f8e4m3", DType::f8e5m2, DType::f8e4m3, DType::f32, "f8",
      "e5m2 x e4m3 (gradients x weights), f32 accumulation (sm_89+)"},
 }};
 }  // namespace

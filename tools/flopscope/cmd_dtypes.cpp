@@ -74,7 +74,7 @@ void print_properties() {
   for (const ComputeModeInfo& mode : compute_modes())
     std::printf("  %-11.*s operands stored as %-13.*s %d exponent + %2d mantissa bits, accumulate in %.*s: %.*s\n",
                 int(mode.name.size()), mode.name.data(), int(mode.storage.size()), mode.storage.data(),
-                mode.exponent_bits, mode.mantissa_bits, int(dtype_name(mode.accumulate).size()), dtype_name(mode.accumulate).data(),
+                mode.exponent_bits(), mode.mantissa_bits(), int(dtype_name(mode.accumulate).size()), dtype_name(mode.accumulate).data(),
                 int(mode.description.size()), mode.description.data());
 }
 
@@ -216,7 +216,7 @@ int cmd_dtypes(const Args& args) {
     for (DType dtype : kAllDTypes) out["dtypes"].push_back(properties_json(dtype_info(dtype)));
     for (const ComputeModeInfo& mode : compute_modes())
       out["compute_modes"].push_back({{"name", mode.name}, {"storage", mode.storage},
-                                      {"exponent_bits", mode.exponent_bits}, {"mantissa_bits", mode.mantissa_bits},
+                                      {"exponent_bits", mode.exponent_bits()}, {"mantissa_bits", mode.mantissa_bits()},
                                       {"accumulate", dtype_name(mode.accumulate)}, {"description", mode.description}});
     for (const std::string& text : values) {
       const Number number = *parse_number(text);

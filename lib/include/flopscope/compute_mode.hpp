@@ -22,9 +22,15 @@ struct ComputeModeInfo {
   std::string_view storage;   // the operands' storage dtypes: "f32", "f8e5m2,f8e4m3"
   DType a, b;                 // operand storage (a x b for a matmul)
   DType accumulate;           // what products are summed in
-  int exponent_bits, mantissa_bits;  // of the multiplier's inputs (a's, for a mixed pair): tf32 8, 10
   std::string_view peak_key;  // the DevicePeaks / ceilings entry whose rate applies
   std::string_view description;
+  // The multiplier's inputs are a's dtype (the dtype table's fields: Note [one dtype table]),
+  // rounded to fewer mantissa bits where this is above 0 (tf32: f32 operands, 10 bits).
+  int rounded_mantissa_bits = 0;
+
+  // The multiplier's inputs' fields (a's, for a mixed pair): tf32 8, 10; bf16 8, 7.
+  int exponent_bits() const { return dtype_row(a).exponent_bits; }
+  int mantissa_bits() const { return rounded_mantissa_bits > 0 ? rounded_mantissa_bits : dtype_row(a).mantissa_bits; }
 };
 
 std::span<const ComputeModeInfo> compute_modes();
