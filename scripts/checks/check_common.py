@@ -1,5 +1,6 @@
-"""What scripts/checks/reference_check.py and scripts/checks/matmul_check.py share: the CPU's name, the medians of a
-Google Benchmark run, and writing the result table under a dated, CPU-named file atomically."""
+"""What scripts/checks/reference_check.py, matmul_check.py and torch_beside.py share: the CPU's name, the cases a
+bench binary would run (its --describe), the medians of a Google Benchmark run, and writing the result table under a
+dated, CPU-named file atomically."""
 import datetime
 import json
 import os
@@ -15,6 +16,14 @@ def cpu_model():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return "unknown CPU"
+
+
+def describe(binary, *flags):
+    """The cases that BINARY FLAGS would run, by name (`BINARY --describe FLAGS`, analysis/FORMAT.md "Describe"):
+    each a dict with its variant, role, dtype, device, skip and what it measures. The checks select cases by role
+    (--roles=...) and read the variants' names from here, never from a list of their own."""
+    out = subprocess.run([str(binary), "--describe", *flags], check=True, capture_output=True, text=True).stdout
+    return {case["name"]: case for case in json.loads(out)["cases"]}
 
 
 def gbench_medians(binary, *flags, repetitions, min_time, warmup_s):

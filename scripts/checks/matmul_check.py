@@ -3,11 +3,15 @@
 wrappers against the vendors' own calls, and everything against the FMA ceiling and PyTorch.
 
 Runs, alternating, `rounds` times (so drift and other load hit every side alike):
-  - bench_matmul --devices=cpu f32 and bf16, NN, at each square: own `microkernel` and
-    `microkernel_dpbf16` beside `onednn` and `openblas` (one process, repetitions interleaved);
-  - build/bench/vendor_direct at each square: cblas_sgemm and oneDNN's matmul primitive called
-    back to back with nothing of flopscope around them (the vendors' own time for the same call);
-  - bench_peak's f32 FMA chain at the widest ISA (the measured ceiling);
+  - bench_matmul --devices=cpu f32 and bf16, NN, at each square, --roles=fastest,vendor: the own
+    kernels marked fastest beside the vendors (one process, repetitions interleaved); the table
+    shows, per dtype and square, the own kernel that measured fastest and every vendor;
+  - build/bench/vendor_direct at each square, for each vendor variant and dtype that bench_matmul
+    runs (vendor_direct takes the variant's name; a pair it does not call is left out): cblas_sgemm
+    and oneDNN's matmul primitive called back to back with nothing of flopscope around them (the
+    vendors' own time for the same call);
+  - bench_peak's f32 FMA chains (the cases that measure the f32 compute ceiling; the fastest is the
+    measured ceiling);
   - with --torch PYTHON (an interpreter with PyTorch): torch.mm at the same squares and dtypes,
     all cores (PyTorch's CPU matmul: oneDNN or MKL).
 Prints a markdown table of medians and ratios and writes it to results/baselines/ (or --out).
@@ -23,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from check_common import cpu_model, gbench_medians, write_table
+from check_common import cpu_model, describe, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,22 +63,31 @@ def main():
     def add(key, value):
         seconds.setdefault(key, []).append(value)
 
+    matmul_flags = ("--devices=cpu", "--dtypes=f32,bf16", "--layouts=NN", f"--squares={args.squares}",
+                    "--roles=fastest,vendor", "--benchmark_enable_random_interleaving=true")
+    cases = describe(bench / "bench_matmul", *matmul_flags)
+    own_variants = list(dict.fromkeys(c["variant"] for c in cases.values() if c["role"] == "own"))
+    vendor_variants = list(dict.fromkeys(c["variant"] for c in cases.values() if c["role"] == "vendor"))
+    direct_calls = list(dict.fromkeys((c["variant"], c["dtype"]) for c in cases.values()
+                                      if c["role"] == "vendor" and not c["skip"]))
+    peak_flags = ("--devices=cpu", "--dtypes=f32")
+    fma_chains = sorted({c["variant"] for c in describe(bench / "bench_peak", *peak_flags).values()
+                         if c["measures"] == {"kind": "compute", "name": "f32"}})
     fma = None
     for _ in range(args.rounds):
-        for name, b in gbench(bench / "bench_matmul", "--devices=cpu", "--dtypes=f32,bf16", "--layouts=NN",
-                              f"--squares={args.squares}",
-                              "--variants=microkernel,microkernel_dpbf16,onednn,openblas",
-                              "--benchmark_enable_random_interleaving=true", repetitions=5).items():
+        for name, b in gbench(bench / "bench_matmul", *matmul_flags, repetitions=5).items():
             add(name, b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]])
-        for n, (vendor, dtype) in ((n, call) for n in squares
-                                   for call in (("openblas", "f32"), ("onednn", "f32"), ("onednn", "bf16"))):
-            out = subprocess.run([str(bench / "vendor_direct"), vendor, dtype, str(n), str(n), str(n), "5"],
-                                 check=True, capture_output=True, text=True).stdout
-            row = json.loads(out)
+        for n, (vendor, dtype) in ((n, call) for n in squares for call in direct_calls):
+            run = subprocess.run([str(bench / "vendor_direct"), vendor, dtype, str(n), str(n), str(n), "5"],
+                                 capture_output=True, text=True)
+            if run.returncode == 2 and "usage" in run.stderr:  # a vendor or dtype that vendor_direct does not call
+                continue
+            if run.returncode != 0:
+                raise SystemExit(f"matmul_check: vendor_direct {vendor} {dtype} {n}: {run.stderr.strip()}")
+            row = json.loads(run.stdout)
             if "median_s" in row:
                 add(f"direct {vendor} {dtype} n={n}", row["median_s"])
-        peak = gbench(bench / "bench_peak", "--devices=cpu", "--dtypes=f32", "--variants=fma_avx512,fma_avx2",
-                      repetitions=3)
+        peak = gbench(bench / "bench_peak", *peak_flags, f"--variants={','.join(fma_chains)}", repetitions=3)
         if peak:
             fma = max([fma or 0.0] + [b["flops_per_second"] for b in peak.values()])
         if args.torch:
@@ -94,16 +107,18 @@ def main():
 
     rows = []
     for n in squares:
-        for dtype, own_name in (("f32", "microkernel"), ("bf16", "microkernel_dpbf16")):
-            own = case(own_name, dtype, n)
-            vendors = {v: case(v, dtype, n) for v in ("onednn", "openblas") if case(v, dtype, n)}
-            best_vendor = min(vendors.values(), default=None)
+        for dtype in ("f32", "bf16"):
+            # The own kernel that measured fastest of those marked fastest.
+            own_name, own = min(((v, case(v, dtype, n)) for v in own_variants if case(v, dtype, n)),
+                                key=lambda vs: vs[1], default=(None, None))
+            measured = {v: case(v, dtype, n) for v in vendor_variants if case(v, dtype, n)}
+            best_vendor = min(measured.values(), default=None)
             torch = next((v for k, v in med.items() if k.startswith("torch") and f" {dtype} n={n}" in k), None)
             if own:
                 rows.append([f"{own_name} {dtype} n={n}", gflops(n, own),
                              f"{best_vendor / own:.2f}x the faster vendor" if best_vendor else "",
                              f"{gflops(n, own) * 1e9 / fma:.0%} of the f32 FMA ceiling" if fma and dtype == "f32" else ""])
-            for vendor, s in vendors.items():
+            for vendor, s in measured.items():
                 direct = med.get(f"direct {vendor} {dtype} n={n}")
                 rows.append([f"{vendor} {dtype} n={n} (bench_matmul)", gflops(n, s),
                              f"time {s / direct:.3f}x the vendor's own call ({direct * 1e3:.1f} ms)" if direct else "", ""])

@@ -2,14 +2,16 @@
 """PyTorch's CPU figures beside flopscope's for the same ops, in alternating rounds (drift and
 other load hit both sides alike):
   - `.contiguous()` of an 8192 x 8192 f32 transpose, and a clone of the same bytes (the copy it is
-    set against): bench_strided simd, reorder (oneDNN) and copy vs torch, both into a tensor
-    allocated once (`y.copy_(x.t())`, as flopscope's destination is) and as users write it
-    (`x.t().contiguous()`, which allocates, page faults included);
-  - the broadcast add (8, 1024, 768) + (768,) f32: bench_broadcast simd, onednn and the copy of the
-    same bytes vs torch's `a + b`;
+    set against): bench_strided's own kernels (the table shows the one that measured fastest), its
+    vendor and its baseline copy vs torch, both into a tensor allocated once (`y.copy_(x.t())`, as
+    flopscope's destination is) and as users write it (`x.t().contiguous()`, which allocates, page
+    faults included);
+  - the broadcast add (8, 1024, 768) + (768,) f32: bench_broadcast's own kernels (the fastest
+    measured), its vendor and the copy of the same bytes vs torch's `a + b`;
   - GPT-2 small's feed-forward block (2048 tokens, 768 -> 3072 -> 768, GELU tanh, no bias) forward
-    and forward + backward, f32: bench_backward net=ffn microkernel and onednn vs torch
-    (nn.Linear, autograd; its backward time is fwd+bwd minus fwd).
+    and forward + backward, f32: bench_backward net=ffn, the own kernels marked fastest and the
+    vendors, vs torch (nn.Linear, autograd; its backward time is fwd+bwd minus fwd).
+The cases are chosen by role (--roles=...) and named as `BINARY --describe` names them.
 PyTorch is a peer, not a dependency: pass the Python that has it (--torch). Torch runs with as many
 threads as the CPU has cores, as flopscope's OpenMP does.
 Usage: .venv/bin/python scripts/checks/torch_beside.py --torch /path/to/python [--rounds 3]
@@ -22,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from check_common import cpu_model, gbench_medians, write_table
+from check_common import cpu_model, describe, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,15 +79,18 @@ def main():
     def add(key, value):
         times.setdefault(key, []).append(value)
 
+    runs = [
+        (bench / "bench_strided", "--devices=cpu", "--dtypes=f32", "--views=transpose", "--matrices=8192x8192",
+         "--roles=baseline,own,vendor", "--benchmark_enable_random_interleaving=true"),
+        (bench / "bench_broadcast", "--devices=cpu", "--dtypes=f32", "--ops=add", "--bcasts=d", "--btd=8x1024x768",
+         "--roles=baseline,own,vendor", "--benchmark_enable_random_interleaving=true"),
+        (bench / "bench_backward", "--devices=cpu", "--dtypes=f32", "--ffns=2048x768x3072", "--passes=fwd,bwd",
+         "--roles=fastest,vendor", "--benchmark_enable_random_interleaving=true"),
+    ]
+    cases = {}
+    for binary, *flags in runs:
+        cases.update(describe(binary, *flags))
     for _ in range(args.rounds):
-        runs = [
-            (bench / "bench_strided", "--devices=cpu", "--dtypes=f32", "--views=transpose", "--matrices=8192x8192",
-             "--variants=copy,simd,reorder", "--benchmark_enable_random_interleaving=true"),
-            (bench / "bench_broadcast", "--devices=cpu", "--dtypes=f32", "--ops=add", "--bcasts=d", "--btd=8x1024x768",
-             "--variants=copy,simd,onednn", "--benchmark_enable_random_interleaving=true"),
-            (bench / "bench_backward", "--devices=cpu", "--dtypes=f32", "--ffns=2048x768x3072", "--passes=fwd,bwd",
-             "--variants=microkernel,onednn", "--benchmark_enable_random_interleaving=true"),
-        ]
         for binary, *flags in runs:
             for name, b in gbench_medians(binary, *flags, repetitions=5, min_time=0.2, warmup_s=0.5).items():
                 add(name, seconds(b))
@@ -99,15 +104,23 @@ def main():
                 add(f"torch {row['op']}", row["s"])
     med = {k: statistics.median(v) for k, v in times.items()}
 
-    def get(prefix):
-        return next((v for k, v in med.items() if k.startswith(prefix)), None)
+    def measured(family, role):
+        """{variant: median} of the family's cases of that role (one case a variant here)."""
+        return {c["variant"]: med[name] for name, c in cases.items()
+                if name.startswith(f"{family}/") and c["role"] == role and name in med}
+
+    def fastest(family, role):
+        """(variant, median) of the family's case of that role that measured fastest, else (None, None)."""
+        return min(measured(family, role).items(), key=lambda vs: vs[1], default=(None, None))
 
     n = 8192 * 8192
-    copy_t = get("strided/copy/f32/cpu/n=67108864")
-    copy_b = get("broadcast/copy/f32/cpu/")
-    rows = [
-        ("transpose 8192² f32: flopscope simd", get("strided/simd/f32/cpu/m=8192,n=8192"), copy_t, "its copy"),
-        ("transpose 8192² f32: oneDNN reorder", get("strided/reorder/f32/cpu/m=8192,n=8192"), copy_t, "its copy"),
+    copy_t = fastest("strided", "baseline")[1]
+    copy_b = fastest("broadcast", "baseline")[1]
+    own_t, own_b = fastest("strided", "own"), fastest("broadcast", "own")
+    rows = [(f"transpose 8192² f32: flopscope {own_t[0]}", own_t[1], copy_t, "its copy")]
+    rows += [(f"transpose 8192² f32: {v} (vendor)", s, copy_t, "its copy")
+             for v, s in measured("strided", "vendor").items()]
+    rows += [
         ("transpose 8192² f32: flopscope copy of the same bytes", copy_t, None, ""),
         (f"transpose 8192² f32: torch {version} y.copy_(x.t()) (y allocated once)", med.get("torch transpose_into"),
          med.get("torch clone_into"), "torch's y.copy_(x)"),
@@ -116,18 +129,20 @@ def main():
         (f"torch {version} y.copy_(x) (8192² f32, y allocated once)", med.get("torch clone_into"), copy_t,
          "flopscope's copy"),
         (f"torch {version} x.clone() (8192² f32)", med.get("torch clone"), None, ""),
-        ("add (8,1024,768)+(768) f32: flopscope simd", get("broadcast/simd/f32/cpu/b=8,t=1024,d=768/op=add/bcast=d"),
-         copy_b, "a copy of the same bytes"),
-        ("add (8,1024,768)+(768) f32: oneDNN binary", get("broadcast/onednn/f32/cpu/b=8,t=1024,d=768/op=add/bcast=d"),
-         copy_b, "a copy of the same bytes"),
+        (f"add (8,1024,768)+(768) f32: flopscope {own_b[0]}", own_b[1], copy_b, "a copy of the same bytes"),
+    ]
+    rows += [(f"add (8,1024,768)+(768) f32: {v} (vendor)", s, copy_b, "a copy of the same bytes")
+             for v, s in measured("broadcast", "vendor").items()]
+    rows += [
         (f"add (8,1024,768)+(768) f32: torch {version} torch.add(a, b, out=c)", med.get("torch add_d_into"), copy_b,
          "flopscope's copy of the same bytes"),
         (f"add (8,1024,768)+(768) f32: torch {version} a + b (allocates)", med.get("torch add_d"), copy_b,
          "flopscope's copy of the same bytes"),
     ]
     ffn = "m=2048,d=768,d_ff=3072/net=ffn"
-    for variant in ("microkernel", "onednn"):
-        fwd, bwd = get(f"backward/{variant}/f32/cpu/{ffn}/pass=fwd"), get(f"backward/{variant}/f32/cpu/{ffn}/pass=bwd")
+    for variant in dict.fromkeys(c["variant"] for name, c in cases.items() if name.startswith("backward/")):
+        fwd = med.get(f"backward/{variant}/f32/cpu/{ffn}/pass=fwd")
+        bwd = med.get(f"backward/{variant}/f32/cpu/{ffn}/pass=bwd")
         rows.append((f"FFN block fwd f32: bench_backward {variant}", fwd, med.get("torch ffn_fwd"), "torch's forward"))
         rows.append((f"FFN block bwd f32: bench_backward {variant}", bwd,
                      med.get("torch ffn_fwd_bwd", 0) - med.get("torch ffn_fwd", 0), "torch's backward"))

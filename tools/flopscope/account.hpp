@@ -1,7 +1,7 @@
 // Shared by the parts of `flopscope account`: cmd_account.cpp (dispatch and help),
 // account_numbers.cpp (exact numbers, option values), account_config.cpp (--model, --config),
 // account_model.cpp (the per-layer table), account_train.cpp (`train`), account_predict.cpp
-// (--predict).
+// (--predict); table.hpp (the tables, built once, printed as text or JSON).
 #pragma once
 
 #include <cstdint>
@@ -26,10 +26,6 @@ std::string exact_and_short(Count128 value);
 // json reads them exactly).
 nlohmann::json json_count(Count128 value);
 std::string dump_exact(const nlohmann::json& value);
-
-// Prints rows of cells: the first column left-aligned, the others right-aligned, widths from the
-// contents; trailing blanks trimmed.
-void print_table(const std::vector<std::vector<std::string>>& rows);
 
 // ---- option values (UsageError naming the option and the text otherwise) ----
 

@@ -23,6 +23,7 @@
 
 #include "account.hpp"
 #include "cli_numbers.hpp"
+#include "table.hpp"
 #include "flopscope/comm.hpp"
 #include "flopscope/compute_mode.hpp"
 #include "flopscope/model.hpp"
@@ -178,6 +179,33 @@ std::string megabytes(std::int64_t bytes) {
   return buffer;
 }
 
+// The stages table: a row per sharding stage, its collectives (in text one phrase, in JSON a
+// list), the bytes over each rank's link and the step's times.
+Table stages_table(const std::vector<Sharding>& stages, const Options& o, std::int64_t parameters, double compute) {
+  Table table = {.columns = {{"sharding", {"sharding"}},
+                             {"", {"collectives"}},
+                             {"collectives", {}},
+                             {"link_bytes", {"bytes per rank's link"}, printf_format("%.1f MB", 1, 1e6)},
+                             {"comm_seconds", {"comm ms"}, printf_format("%.4g", 1e3)},
+                             {"step_seconds_serial", {"step ms, serial"}, printf_format("%.4g", 1e3)},
+                             {"step_seconds_overlapped", {"step ms, overlapped"}, printf_format("%.4g", 1e3)},
+                             {"comm_fraction_serial", {"comm share, serial"}, printf_format("%.1f%%", 100)}}};
+  for (Sharding stage : stages) {
+    const DataParallelStep step = data_parallel_step(parameters, o.dtype, o.dtype, o.devices, stage, o.busbw, compute);
+    json collectives = json::array();
+    std::string text;
+    for (const auto& c : step.collectives) {
+      collectives.push_back({{"what", c.what}, {"collective", collective_name(c.collective)}, {"bytes", c.bytes},
+                             {"link_bytes", c.link_bytes}, {"seconds", c.seconds}});
+      text += (text.empty() ? "" : " + ") + std::string(collective_name(c.collective)) + " of " + c.what;
+    }
+    table.rows.push_back({std::string(sharding_name(stage)), text.empty() ? "none (1 rank)" : text,
+                          Cell::json(std::move(collectives)), step.link_bytes, step.comm_seconds,
+                          step.step_seconds_serial, step.step_seconds_overlapped, step.comm_fraction_serial});
+  }
+  return table;
+}
+
 }  // namespace
 
 bool wants_data_parallel(const Args& train_args) {
@@ -208,35 +236,16 @@ int cmd_train_data_parallel(const Args& train_args) {
   const std::string name = o.model ? o.model->name : std::to_string(parameters) + " parameters";
   json out = {{"model", name}, {"parameters", parameters}, {"dtype", dtype_name(o.dtype)}, {"ranks", o.devices},
               {"busbw", o.busbw}, {"busbw_source", o.busbw_source}, {"compute_seconds", compute},
-              {"compute_source", compute_source}, {"stages", json::array()}};
+              {"compute_source", compute_source}};
+  const Table table = stages_table(stages, o, parameters, compute);
+  out["stages"] = table_json(table);
   if (!o.json) {
     std::printf("data-parallel step: %s, %s parameters, %s gradients %s per rank, %lld ranks\n", name.c_str(),
                 format_thousands(parameters).c_str(), std::string(dtype_name(o.dtype)).c_str(),
                 megabytes(parameters * std::int64_t(dtype_size(o.dtype))).c_str(), static_cast<long long>(o.devices));
     std::printf("  busbw    %.4g GB/s (%s)\n  compute  %.4g ms per step (%s)\n\n", o.busbw / 1e9,
                 o.busbw_source.c_str(), compute * 1e3, compute_source.c_str());
-    std::printf("| sharding | collectives | bytes per rank's link | comm ms | step ms, serial | step ms, overlapped | comm share, serial |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
-  }
-  for (Sharding stage : stages) {
-    const DataParallelStep step = data_parallel_step(parameters, o.dtype, o.dtype, o.devices, stage, o.busbw, compute);
-    json collectives = json::array();
-    std::string text;
-    for (const auto& c : step.collectives) {
-      collectives.push_back({{"what", c.what}, {"collective", collective_name(c.collective)}, {"bytes", c.bytes},
-                             {"link_bytes", c.link_bytes}, {"seconds", c.seconds}});
-      text += (text.empty() ? "" : " + ") + std::string(collective_name(c.collective)) + " of " + c.what;
-    }
-    out["stages"].push_back({{"sharding", sharding_name(stage)}, {"collectives", collectives},
-                             {"link_bytes", step.link_bytes}, {"comm_seconds", step.comm_seconds},
-                             {"step_seconds_serial", step.step_seconds_serial},
-                             {"step_seconds_overlapped", step.step_seconds_overlapped},
-                             {"comm_fraction_serial", step.comm_fraction_serial}});
-    if (!o.json)
-      std::printf("| %s | %s | %s | %.4g | %.4g | %.4g | %.1f%% |\n", std::string(sharding_name(stage)).c_str(),
-                  text.empty() ? "none (1 rank)" : text.c_str(), megabytes(step.link_bytes).c_str(),
-                  step.comm_seconds * 1e3, step.step_seconds_serial * 1e3, step.step_seconds_overlapped * 1e3,
-                  100 * step.comm_fraction_serial);
+    print_markdown(table);
   }
   if (o.json) std::printf("%s\n", dump_exact(out).c_str());
   else

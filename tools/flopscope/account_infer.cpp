@@ -12,6 +12,7 @@
 
 #include "account.hpp"
 #include "cli_numbers.hpp"
+#include "table.hpp"
 #include "commands.hpp"
 #include "flopscope/compute_mode.hpp"
 #include "flopscope/inference.hpp"
@@ -112,15 +113,37 @@ std::optional<Device> device_option(const InferOptions& o) {
   return device;
 }
 
-json step_json(const StepBound& s, bool with_time) {
-  json out = {{"batch", s.batch}, {"tokens", s.tokens}, {"pytorch_flops", json_count(s.flops.pytorch_flops)},
-              {"flops", json_count(s.flops.flops)}, {"weight_bytes", s.weight_bytes}, {"kv_bytes", s.kv_bytes},
-              {"bytes", json_count(s.flops.bytes)}, {"intensity", s.intensity}};
+// The steps table: a row per batch and step (prefill, then decode); the times, the bound and the
+// tokens/s where there is a device.
+Table steps_table(const std::vector<std::pair<StepBound, StepBound>>& steps, bool with_time) {
+  Table table = {.columns = {{"batch", {"batch"}},
+                             {"", {"step"}},
+                             {"tokens", {}},
+                             {"pytorch_flops", {"FLOPs (pytorch)"}, kExactAndShort},
+                             {"flops", {}},
+                             {"weight_bytes", {"weight bytes"}, kThousands},
+                             {"kv_bytes", {"KV bytes"}, kThousands},
+                             {"bytes", {}},
+                             {"intensity", {"FLOP/byte"}, printf_format("%.1f")}}};
   if (with_time)
-    out.update({{"compute_seconds", s.compute_seconds}, {"memory_seconds", s.memory_seconds},
-                {"seconds", s.seconds()}, {"bound", s.memory_bound() ? "memory" : "compute"},
-                {"tokens_per_second", s.tokens_per_second()}});
-  return out;
+    table.columns.insert(table.columns.end(), {{"compute_seconds", {"compute ms"}, printf_format("%.3f", 1e3)},
+                                               {"memory_seconds", {"memory ms"}, printf_format("%.3f", 1e3)},
+                                               {"seconds", {}},
+                                               {"bound", {"bound"}},
+                                               {"tokens_per_second", {"tokens/s"}, printf_format("%.0f")}});
+  auto add = [&](const StepBound& s, const char* step) {
+    Row row = {s.batch, step, s.tokens, s.flops.pytorch_flops, s.flops.flops, s.weight_bytes, s.kv_bytes,
+               s.flops.bytes, s.intensity};
+    if (with_time)
+      row.insert(row.end(), {s.compute_seconds, s.memory_seconds, s.seconds(), s.memory_bound() ? "memory" : "compute",
+                             s.tokens_per_second()});
+    table.rows.push_back(std::move(row));
+  };
+  for (const auto& [prefill, decode] : steps) {
+    add(prefill, "prefill");
+    add(decode, "decode");
+  }
+  return table;
 }
 
 }  // namespace
@@ -158,9 +181,10 @@ int account_infer(const Args& args) {
               {"decode_token", {{"context", *o.context}, {"pytorch_flops", json_count(decode.pytorch_flops)},
                                 {"flops", json_count(decode.flops)}}},
               {"steps", json::array()}};
-  for (const auto& [p, d] : steps)
-    out["steps"].push_back({{"batch", p.batch}, {"prefill", step_json(p, device.has_value())},
-                            {"decode", step_json(d, device.has_value())}});
+  const Table table = steps_table(steps, device.has_value());
+  const json rows = table_json(table);  // prefill, decode per batch
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    out["steps"].push_back({{"batch", steps[i].first.batch}, {"prefill", rows[2 * i]}, {"decode", rows[2 * i + 1]}});
   if (device) {
     out["device"] = {{"name", device->name},
                      {"peak_flops_per_second", device->roofline.flops_per_second},
@@ -194,29 +218,7 @@ int account_infer(const Args& args) {
                 device->roofline.flops_per_second / device->roofline.bytes_per_second);
   }
   std::printf("\n");
-  std::vector<std::vector<std::string>> rows = {{"batch", "step", "FLOPs (pytorch)", "weight bytes", "KV bytes",
-                                                 "FLOP/byte"}};
-  if (device)
-    for (const char* heading : {"compute ms", "memory ms", "bound", "tokens/s"}) rows[0].push_back(heading);
-  auto row = [&](const StepBound& s, const char* step) {
-    char intensity[32];
-    std::snprintf(intensity, sizeof intensity, "%.1f", s.intensity);
-    std::vector<std::string> cells = {std::to_string(s.batch), step, exact_and_short(s.flops.pytorch_flops),
-                                      format_thousands(s.weight_bytes), format_thousands(s.kv_bytes), intensity};
-    if (device) {
-      char compute[32], memory[32], rate[32];
-      std::snprintf(compute, sizeof compute, "%.3f", s.compute_seconds * 1e3);
-      std::snprintf(memory, sizeof memory, "%.3f", s.memory_seconds * 1e3);
-      std::snprintf(rate, sizeof rate, "%.0f", s.tokens_per_second());
-      cells.insert(cells.end(), {compute, memory, s.memory_bound() ? "memory" : "compute", rate});
-    }
-    rows.push_back(cells);
-  };
-  for (const auto& [p, d] : steps) {
-    row(p, "prefill");
-    row(d, "decode");
-  }
-  print_table(rows);
+  print_text(table);
   std::printf("(prefill: batch prompts of %s tokens, tokens/s counts prompt tokens; decode: one token per "
               "sequence at %s keys, the weights read once per step, each sequence's KV read)\n",
               format_thousands(*o.prompt).c_str(), format_thousands(*o.context).c_str());

@@ -16,6 +16,7 @@
 
 #include "account.hpp"
 #include "cli_numbers.hpp"
+#include "table.hpp"
 #include "commands.hpp"
 #include "flopscope/accounting.hpp"
 #include "flopscope/compute_mode.hpp"
@@ -35,22 +36,44 @@ json totals_json(const FlopTotals& totals) {
           {"bytes", json_count(totals.bytes)}};
 }
 
-json layer_json(const LayerAccount& layer) {
+// The per-layer table: in JSON ("layers") one row per layer; in text (print_network) one row per
+// distinct layer ("x": how many), then the total.
+Table layer_table() {
+  return {.columns = {{"name", {"layer"}},
+                      {"", {"x"}},
+                      {"kind", {}},
+                      {"parameters", {"parameters"}, kThousands},
+                      {"active_parameters", {}},
+                      {"forward.pytorch_flops", {"forward FLOPs", "pytorch"}, kThousands},
+                      {"forward.flops", {"", "full"}, kThousands},
+                      {"forward.bytes", {}},
+                      {"backward.pytorch_flops", {"backward FLOPs", "pytorch"}, kThousands},
+                      {"backward.flops", {"", "full"}, kThousands},
+                      {"backward.bytes", {}},
+                      {"activation_bytes", {"activation bytes"}, kThousands},
+                      {"saved", {}},
+                      {"matmuls", {}}}};
+}
+
+// A row of layer_table() for a layer, or for `repeats` layers with the same figures.
+Row layer_row(std::string label, Cell repeats, const LayerAccount& layer) {
   json saved = json::array(), matmuls = json::array();
   for (const auto& s : layer.saved) saved.push_back({{"name", s.name}, {"elements", s.elements}, {"bytes", s.bytes}});
   for (const auto& m : layer.matmuls)
     matmuls.push_back({{"name", m.name}, {"role", matmul_role_name(m.role)},
                        {"layout", matmul_layout_name(m.layout)}, {"batch", m.batch}, {"m", m.m}, {"n", m.n},
                        {"k", m.k}, {"flops", m.flops()}});
-  return {{"name", layer.name},
-          {"kind", layer.kind},
-          {"parameters", layer.parameters},
-          {"active_parameters", layer.active_parameters},
-          {"forward", totals_json(layer.forward)},
-          {"backward", totals_json(layer.backward)},
-          {"activation_bytes", layer.activation_bytes},
-          {"saved", saved},
-          {"matmuls", matmuls}};
+  const FlopTotals &f = layer.forward, &b = layer.backward;
+  return {std::move(label), std::move(repeats), layer.kind, layer.parameters, layer.active_parameters,
+          f.pytorch_flops, f.flops, f.bytes, b.pytorch_flops, b.flops, b.bytes, layer.activation_bytes,
+          Cell::json(std::move(saved)), Cell::json(std::move(matmuls))};
+}
+
+// The text's last row of layer_table(): the whole network's figures.
+Row total_row(const LayerTotals& t) {
+  const FlopTotals &f = t.forward, &b = t.backward;
+  return {"total", {}, {}, t.parameters, {}, f.pytorch_flops, f.flops, f.bytes, b.pytorch_flops, b.flops, b.bytes,
+          t.activation_bytes, {}, {}};
 }
 
 constexpr const char* kPytorchConvention =
@@ -65,8 +88,9 @@ constexpr const char* kFullConvention =
 json network_json(const Network& network) {
   json out = network.head;
   out["conventions"] = {{"pytorch_flops", kPytorchConvention}, {"flops", kFullConvention}};
-  out["layers"] = json::array();
-  for (const auto& layer : network.layers) out["layers"].push_back(layer_json(layer));
+  Table layers = layer_table();
+  for (const auto& layer : network.layers) layers.rows.push_back(layer_row(layer.name, {}, layer));
+  out["layers"] = table_json(layers);
   out["totals"] = {{"parameters", network.totals.parameters},
                    {"active_parameters", network.totals.active_parameters},
                    {"forward", totals_json(network.totals.forward)},
@@ -168,9 +192,7 @@ void print_network(const Network& network) {
     if (group != groups.end()) group->layers.push_back(&layer);
     else groups.push_back({name, {&layer}});
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"", "", "", "forward FLOPs", "", "backward FLOPs", "", ""},
-      {"layer", "x", "parameters", "pytorch", "full", "pytorch", "full", "activation bytes"}};
+  Table table = layer_table();
   for (const auto& [name, layers] : groups) {
     const LayerAccount& l = *layers.front();
     std::string label = l.name;
@@ -180,16 +202,11 @@ void print_network(const Network& network) {
                    ? "*"
                    : split_repeated(l.name).index + "-" + split_repeated(layers.back()->name).index) +
               name.suffix;
-    rows.push_back({label, std::to_string(layers.size()), format_thousands(l.parameters),
-                    format_thousands128(l.forward.pytorch_flops), format_thousands128(l.forward.flops),
-                    format_thousands128(l.backward.pytorch_flops), format_thousands128(l.backward.flops),
-                    format_thousands(l.activation_bytes)});
+    table.rows.push_back(layer_row(label, layers.size(), l));
   }
   const LayerTotals& t = network.totals;
-  rows.push_back({"total", "", format_thousands(t.parameters), format_thousands128(t.forward.pytorch_flops),
-                  format_thousands128(t.forward.flops), format_thousands128(t.backward.pytorch_flops),
-                  format_thousands128(t.backward.flops), format_thousands(t.activation_bytes)});
-  print_table(rows);
+  table.rows.push_back(total_row(t));
+  print_text(table);
   std::printf("(figures per layer; x: how many identical layers; total: the whole network)\n\n");
 
   const FlopTotals step = network.step();
@@ -208,24 +225,28 @@ void print_network(const Network& network) {
 }
 
 void print_presets(bool as_json) {
-  json out = json::array();
-  std::vector<std::vector<std::string>> rows = {
-      {"preset", "parameters", "vocab", "context", "d_model", "layers", "heads", "d_ff", "ffn", "norm", "embeddings"}};
-  for (const auto& c : transformer_presets()) {
-    const std::int64_t parameters = transformer_parameters(c);
-    json entry = config_json(c);
-    entry["parameters"] = parameters;
-    out.push_back(entry);
-    rows.push_back({c.name, format_thousands(parameters), std::to_string(c.vocab), std::to_string(c.context),
-                    std::to_string(c.d_model), std::to_string(c.layers), std::to_string(c.heads),
-                    std::to_string(c.d_ff), std::string(ffn_kind_name(c.ffn)), std::string(norm_kind_name(c.norm)),
-                    c.tied_embeddings ? "tied" : "untied"});
-  }
+  // In JSON each preset is its whole config (config_json, every key) and its parameters.
+  Table table = {.columns = {{"name", {"preset"}},
+                             {"parameters", {"parameters"}, kThousands},
+                             {"vocab", {"vocab"}},
+                             {"context", {"context"}},
+                             {"d_model", {"d_model"}},
+                             {"layers", {"layers"}},
+                             {"heads", {"heads"}},
+                             {"d_ff", {"d_ff"}},
+                             {"ffn", {"ffn"}},
+                             {"norm", {"norm"}},
+                             {"", {"embeddings"}},
+                             {.key = "", .header = {}, .merge = true}}};
+  for (const auto& c : transformer_presets())
+    table.rows.push_back({c.name, transformer_parameters(c), c.vocab, c.context, c.d_model, c.layers, c.heads, c.d_ff,
+                          std::string(ffn_kind_name(c.ffn)), std::string(norm_kind_name(c.norm)),
+                          c.tied_embeddings ? "tied" : "untied", Cell::json(config_json(c))});
   if (as_json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", table_json(table).dump(2).c_str());
     return;
   }
-  print_table(rows);
+  print_text(table);
   std::printf("sources:\n");
   std::string last;
   for (const auto& c : transformer_presets())
@@ -233,29 +254,36 @@ void print_presets(bool as_json) {
 }
 
 void print_rules(bool as_json) {
-  json out = json::array();
-  std::vector<std::vector<std::string>> rows = {{"", "forward", "", "backward", "", ""},
-                                                {"op", "per element", "per row", "per element", "per row", ""}};
-  for (const auto& r : elementwise_rules()) {
-    auto pass = [](const PassRule& p) {
-      return json{{"flops_per_element", p.flops_per_element}, {"flops_per_row", p.flops_per_row},
-                  {"reads_per_element", p.reads_per_element}, {"reads_per_row", p.reads_per_row},
-                  {"writes_per_element", p.writes_per_element}, {"writes_per_row", p.writes_per_row}};
-    };
-    out.push_back({{"op", r.name}, {"forward", pass(r.forward)}, {"backward", pass(r.backward)},
-                   {"forward_formula", r.forward_formula}, {"backward_formula", r.backward_formula}});
-    rows.push_back({std::string(r.name), std::to_string(r.forward.flops_per_element),
-                    std::to_string(r.forward.flops_per_row), std::to_string(r.backward.flops_per_element),
-                    std::to_string(r.backward.flops_per_row), ""});
-  }
+  // The text shows the FLOPs; the JSON also the reads, the writes and how each was counted.
+  Table table = {.columns = {{"op", {"op"}},
+                             {"forward.flops_per_element", {"forward", "per element"}},
+                             {"forward.flops_per_row", {"", "per row"}},
+                             {"backward.flops_per_element", {"backward", "per element"}},
+                             {"backward.flops_per_row", {"", "per row"}},
+                             {"forward.reads_per_element", {}},
+                             {"forward.reads_per_row", {}},
+                             {"forward.writes_per_element", {}},
+                             {"forward.writes_per_row", {}},
+                             {"backward.reads_per_element", {}},
+                             {"backward.reads_per_row", {}},
+                             {"backward.writes_per_element", {}},
+                             {"backward.writes_per_row", {}},
+                             {"forward_formula", {}},
+                             {"backward_formula", {}}}};
+  for (const auto& r : elementwise_rules())
+    table.rows.push_back({std::string(r.name), r.forward.flops_per_element, r.forward.flops_per_row,
+                          r.backward.flops_per_element, r.backward.flops_per_row, r.forward.reads_per_element,
+                          r.forward.reads_per_row, r.forward.writes_per_element, r.forward.writes_per_row,
+                          r.backward.reads_per_element, r.backward.reads_per_row, r.backward.writes_per_element,
+                          r.backward.writes_per_row, std::string(r.forward_formula), std::string(r.backward_formula)});
   if (as_json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", table_json(table).dump(2).c_str());
     return;
   }
   std::printf("The full count's per-element costs (FLOPs; a row is the last dimension, which softmax and the norms "
               "reduce over).\nMatmul-class ops (mm, bmm, addmm, attention) count 2 per multiply-add in both "
               "conventions.\n\n");
-  print_table(rows);
+  print_text(table);
   std::printf("\nhow each was counted (one FLOP per arithmetic operation or transcendental):\n");
   for (const auto& r : elementwise_rules())
     std::printf("  %-16.*s forward: %.*s\n  %-16s backward: %.*s\n", int(r.name.size()), r.name.data(),

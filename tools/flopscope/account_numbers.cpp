@@ -27,26 +27,6 @@
 namespace flopscope::cli {
 
 using nlohmann::json;
-// ---- tables ----
-
-// Right-aligned columns but the first; widths from the contents.
-void print_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (widths.size() <= i) widths.push_back(0);
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(widths[i] - row[i].size(), ' ');
-      line += i == 0 ? row[i] + pad : "  " + pad + row[i];
-    }
-    while (line.ends_with(' ')) line.pop_back();
-    std::printf("%s\n", line.c_str());
-  }
-}
 
 // ---- exact numbers ----
 

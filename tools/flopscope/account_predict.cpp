@@ -17,6 +17,7 @@
 #include "naming.hpp"  // bench/harness: the benchmark-name grammar
 #include "run_cases.hpp"
 #include "account.hpp"
+#include "table.hpp"
 #include "commands.hpp"
 #include "flopscope/compute_mode.hpp"
 #include "flopscope/predict.hpp"
@@ -112,16 +113,39 @@ constexpr const char* kMethod =
     "the 4 nearest measured shapes of its layout in (log2 m, log2 n, log2 k); a bmm is batch x one matrix at its "
     "shape's rate; only matmuls are timed (no elementwise ops, softmax, norms, optimizer): the step is a lower bound";
 
+// The predicted matmuls: a row per matmul of the step and pass, its shape, its rate and where the
+// rate came from; printed by kMatmulLayout.
+Table matmul_table(const StepPrediction& p) {
+  Table table = {.columns = {{"pass", {"pass"}},
+                             {"", {"matmul"}},
+                             {"layer_kind", {}},
+                             {"name", {}},
+                             {"role", {"role"}},
+                             {"layout", {"layout"}},
+                             {"batch", {"batch"}},
+                             {"m", {"m"}},
+                             {"n", {"n"}},
+                             {"k", {"k"}},
+                             {"count", {"x"}},
+                             {"flops_per_second", {"GFLOP/s"}, printf_format("%.1f", 1, 1e9)},
+                             {"measured", {}},
+                             {"source", {"rate"}},
+                             {"seconds", {"ms"}, printf_format("%.4f", 1e3)}}};
+  for (const auto& row : p.matmuls) {
+    table.rows.push_back({std::string(pass_name(row.pass)), row.layer_kind + "." + row.shape.name, row.layer_kind,
+                          row.shape.name, std::string(matmul_role_name(row.shape.role)),
+                          std::string(matmul_layout_name(row.shape.layout)), row.shape.batch, row.shape.m,
+                          row.shape.n, row.shape.k, row.count, row.rate.flops_per_second,
+                          Cell::json(row.rate.measured), rate_source(row.rate), row.seconds});
+  }
+  return table;
+}
+
+constexpr std::string_view kMatmulLayout = "  %-8s %-18s %-15s %-6s %6s %7s %7s %7s %5s %12s  %-32s %10s\n";
+
 json prediction_json(const StepPrediction& p, const Network& network, double peak, const std::string& mode,
                      const std::string& device_name) {
-  json rows = json::array();
-  for (const auto& row : p.matmuls)
-    rows.push_back({{"layer_kind", row.layer_kind}, {"name", row.shape.name}, {"pass", pass_name(row.pass)},
-                    {"role", matmul_role_name(row.shape.role)},
-                    {"layout", matmul_layout_name(row.shape.layout)}, {"batch", row.shape.batch}, {"m", row.shape.m},
-                    {"n", row.shape.n}, {"k", row.shape.k}, {"count", row.count},
-                    {"flops_per_second", row.rate.flops_per_second}, {"measured", row.rate.measured},
-                    {"source", rate_source(row.rate)}, {"seconds", row.seconds}});
+  json rows = table_json(matmul_table(p));
   json out = {{"device", p.device}, {"device_name", device_name}, {"dtype", p.dtype}, {"compute", mode},
               {"forward_seconds", p.forward_seconds}, {"backward_seconds", p.backward_seconds},
               {"step_seconds", p.step_seconds()}, {"matmul_flops", json_count(p.matmul_flops)},
@@ -138,16 +162,7 @@ void print_prediction(const StepPrediction& p, const Network& network, double pe
                       const std::string& device_name) {
   std::printf("%s (%s), %s:\n", p.device.c_str(), device_name.empty() ? "name unknown" : device_name.c_str(),
               p.dtype.c_str());
-  std::printf("  %-8s %-18s %-15s %-6s %6s %7s %7s %7s %5s %12s  %-32s %10s\n", "pass", "matmul", "role", "layout",
-              "batch", "m", "n", "k", "x", "GFLOP/s", "rate", "ms");
-  for (const auto& row : p.matmuls)
-    std::printf("  %-8s %-18s %-15s %-6s %6lld %7lld %7lld %7lld %5lld %12.1f  %-32s %10.4f\n",
-                std::string(pass_name(row.pass)).c_str(), (row.layer_kind + "." + row.shape.name).c_str(),
-                std::string(matmul_role_name(row.shape.role)).c_str(),
-                std::string(matmul_layout_name(row.shape.layout)).c_str(), static_cast<long long>(row.shape.batch),
-                static_cast<long long>(row.shape.m), static_cast<long long>(row.shape.n),
-                static_cast<long long>(row.shape.k), static_cast<long long>(row.count),
-                row.rate.flops_per_second / 1e9, rate_source(row.rate).c_str(), row.seconds * 1e3);
+  print_fixed(matmul_table(p), kMatmulLayout);
   std::printf("  forward %.3f ms, backward %.3f ms (backward / forward %.2f; FLOPs ratio %.2f), step %.3f ms\n",
               p.forward_seconds * 1e3, p.backward_seconds * 1e3, p.backward_seconds / p.forward_seconds,
               static_cast<double>(network.totals.backward.pytorch_flops) /
