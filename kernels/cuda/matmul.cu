@@ -21,9 +21,9 @@
 //             sm_89+, NT layout; CUBLASLT_MATMUL_DESC_FAST_ACCUM set exactly when
 //             problem.fast_accum (fp8 only).
 //
-// naive, smem and regblock do their index math in int32 where every index they form fits, else in
-// int64: one template parameter, Index, chosen at one point per kernel (with_index, from
-// fits_int32 of the kernel's tiling, index_width.hpp).
+// The own kernels do their index math in int32 where every index they form fits, else in int64:
+// one template parameter, Index, chosen at one point per kernel (with_index, from fits_int32 of
+// the kernel's tiling, index_width.hpp).
 //
 // Note [row-major operands, column-major BLAS]: cuBLAS reads element (i, j) of a matrix at
 // i + j·ld. A flopscope operand X (r x c) with strides (s0, 1) (row-major) is, in that memory, the
@@ -364,6 +364,8 @@ void run_regblock(const MatmulProblem& p, Stream stream) {
 
 constexpr int kMmaM = 128, kMmaN = 128, kMmaK = 32, kMmaStages = 3, kMmaThreads = 128;
 constexpr int kMmaTile = kMmaM * kMmaK;  // 16-bit elements of one operand's tile (kMmaM == kMmaN)
+// Offsets past the edges: load_mma_tile forms each chunk's address before it checks its length.
+constexpr MatmulTiling kMmaTiling{kMmaM, kMmaN, kMmaK, /*offsets_past_edge=*/true};
 
 // Note [mma shared-memory tiles]: a tile holds 128 (m or n) x 32 (k) 16-bit elements in 16-byte
 // chunks of 8, in one of two forms, each XOR-swizzled so that the 8 rows an ldmatrix phase reads
@@ -385,7 +387,8 @@ __device__ __forceinline__ int mnmajor_offset(int k, int col) {
 }
 
 // Elements of a chunk of 8 that lie before the operand's end, `left` elements away.
-__device__ __forceinline__ int chunk_length(std::int64_t left) { return left >= 8 ? 8 : left > 0 ? int(left) : 0; }
+template <class Index>
+__device__ __forceinline__ int chunk_length(Index left) { return left >= 8 ? 8 : left > 0 ? int(left) : 0; }
 
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
   return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
@@ -456,14 +459,13 @@ __device__ __noinline__ void load_chunk_elementwise(std::uint16_t* shared, const
 // aligned base and other stride a multiple of 8), is one cp.async; any other is read element by
 // element (zeros outside the operand) and stored directly: visible, like the copies, after the
 // barrier that precedes its use.
-template <bool KMajor>
-__device__ __forceinline__ void load_mma_tile(std::uint16_t* tile, const std::uint16_t* x, std::int64_t s_mn,
-                                              std::int64_t s_k, std::int64_t mn0, std::int64_t k0, std::int64_t mn_size,
-                                              std::int64_t k_size, bool aligned, int tid) {
+template <bool KMajor, class Index>
+__device__ __forceinline__ void load_mma_tile(std::uint16_t* tile, const std::uint16_t* x, Index s_mn, Index s_k,
+                                              Index mn0, Index k0, Index mn_size, Index k_size, bool aligned, int tid) {
 #pragma unroll
   for (int i = 0; i < kMmaTile / 8 / kMmaThreads; ++i) {
     const int chunk = tid + i * kMmaThreads;
-    std::int64_t mn, k;
+    Index mn, k;
     int length;  // elements of the chunk inside the operand, along its unit stride
     std::uint16_t* shared;
     if constexpr (KMajor) {
@@ -493,20 +495,20 @@ __device__ __forceinline__ void load_mma_tile(std::uint16_t* tile, const std::ui
 // group + 8) x k (2t, 2t + 1, + 8), B's two k (2t, 2t + 1, + 8) x column group, C's four rows
 // (group, group + 8) x columns (2t, 2t + 1); ldmatrix's matrix i (addressed by lanes 8i..8i+7)
 // lands in register i.
-template <class T, class TC, bool AKMajor, bool BKMajor>
+template <class T, class TC, bool AKMajor, bool BKMajor, class Index>
 __global__ void __launch_bounds__(kMmaThreads)
-    mma_kernel(Args<T, T, TC> p, bool a_aligned, bool b_aligned) {
+    mma_kernel(Args<T, T, TC, Index> p, bool a_aligned, bool b_aligned) {
   __shared__ __align__(128) std::uint16_t a_tiles[kMmaStages][kMmaTile];
   __shared__ __align__(128) std::uint16_t b_tiles[kMmaStages][kMmaTile];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = (warp >> 1) * 64, warp_n = (warp & 1) * 64;
-  const std::int64_t row0 = blockIdx.y * std::int64_t(kMmaM), col0 = blockIdx.x * std::int64_t(kMmaN);
+  const Index row0 = Index(blockIdx.y) * kMmaM, col0 = Index(blockIdx.x) * kMmaN;
   const auto* a = reinterpret_cast<const std::uint16_t*>(p.a);
   const auto* b = reinterpret_cast<const std::uint16_t*>(p.b);
-  const int k_tiles = int((p.k + kMmaK - 1) / kMmaK);
+  const int k_tiles = int((std::int64_t(p.k) + kMmaK - 1) / kMmaK);
 
   auto load_stage = [&](int stage, int k_tile) {
-    const std::int64_t k0 = std::int64_t(k_tile) * kMmaK;
+    const Index k0 = Index(k_tile) * kMmaK;
     load_mma_tile<AKMajor>(a_tiles[stage], a, p.as0, p.as1, row0, k0, p.m, p.k, a_aligned, tid);
     load_mma_tile<BKMajor>(b_tiles[stage], b, p.bs1, p.bs0, col0, k0, p.n, p.k, b_aligned, tid);
   };
@@ -564,13 +566,13 @@ __global__ void __launch_bounds__(kMmaThreads)
   for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const std::int64_t row = row0 + warp_m + mi * 16 + group + half * 8;
+      const Index row = row0 + warp_m + mi * 16 + group + half * 8;
       if (row >= p.m) continue;
 #pragma unroll
       for (int ni = 0; ni < 8; ++ni)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const std::int64_t col = col0 + warp_n + ni * 8 + t2 + e;
+          const Index col = col0 + warp_n + ni * 8 + t2 + e;
           if (col < p.n) p.c[row * p.cs0 + col * p.cs1] = stored<TC>(acc[mi][ni][half * 2 + e]);
         }
     }
@@ -587,14 +589,17 @@ void run_mma(const MatmulProblem& p, Stream stream) {
       const bool b_aligned = aligned16(args.b) && (b_k_major ? args.bs1 % 8 == 0 : args.bs1 == 1 && args.bs0 % 8 == 0);
       const dim3 grid(blocks(p.n(), kMmaN), blocks(p.m(), kMmaM));
       auto s = static_cast<cudaStream_t>(stream);
-      if (a_k_major && b_k_major)
-        mma_kernel<TA, TC, true, true><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
-      else if (a_k_major)
-        mma_kernel<TA, TC, true, false><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
-      else if (b_k_major)
-        mma_kernel<TA, TC, false, true><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
-      else
-        mma_kernel<TA, TC, false, false><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
+      with_index(p, kMmaTiling, [&]<class Index>() {
+        const auto indexed = args_of<TA, TA, TC, Index>(p);
+        if (a_k_major && b_k_major)
+          mma_kernel<TA, TC, true, true><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+        else if (a_k_major)
+          mma_kernel<TA, TC, true, false><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+        else if (b_k_major)
+          mma_kernel<TA, TC, false, true><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+        else
+          mma_kernel<TA, TC, false, false><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+      });
     }
   });
 }
