@@ -411,3 +411,44 @@ TEST(CudaMatmul, EveryVariantMatchesTheF64ReferenceInEveryModeLayoutAndShape) {
   for (const auto& [name, count] : ran) counts += " " + name + "=" + std::to_string(count);
   std::printf("cases run per variant:%s\n", counts.c_str());
 }
+
+// The own kernels' 64-bit index path (index_width.hpp): A of one row whose row stride is 2^33
+// elements. Its one row is all that is read, so naive, smem and regblock index it in int32; mma
+// forms A's offsets over a whole 128-row tile, past 2^31, so it runs its int64 path. (An int64 run
+// of the others needs an operand of more than 2^31 elements.)
+TEST(CudaMatmul, OwnKernelsTakeOneRowAtAHugeRowStride) {
+  if (auto reason = kernels::cuda::unavailable_reason(0)) GTEST_SKIP() << "CUDA unavailable: " << *reason;
+  const kernels::cuda::DeviceProperties device = kernels::cuda::device_properties(0);
+  const int sm = device.sm_major * 10 + device.sm_minor;
+  constexpr unsigned char kPoison = 0xFF;
+  const MatmulShape shape{1, 72, 96};
+  const std::int64_t a_sizes[] = {1, shape.k}, a_strides[] = {std::int64_t{1} << 33, 1};
+  for (ComputeMode mode : {ComputeMode::f32, ComputeMode::bf16}) {
+    const ComputeModeInfo& info = compute_mode_info(mode);
+    const std::vector<double> a_values = random_values(info.a, shape.m, shape.k, 21);
+    const std::vector<double> b_values = random_values(info.b, shape.k, shape.n, 22);
+    const Reference ref = compute_reference(a_values, b_values, shape, 1.0);
+    const MatmulProblem dry = dry_problem(mode, DType::f32, shape, kLayouts[0], Device::cuda(0));
+    DeviceOperand a(TensorRef::strided(nullptr, info.a, a_sizes, a_strides, 0, Device::cuda(0)), &a_values, 0);
+    DeviceOperand b(dry.b, &b_values, 0);
+    for (const char* name : {"naive", "smem", "regblock", "mma"}) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(info.name));
+      const MatmulVariant& variant = cuda_variant(name);
+      DeviceOperand c(dry.c, nullptr, kPoison);
+      MatmulProblem p = dry;
+      p.a = a.device_ref;
+      p.b = b.device_ref;
+      p.c = c.device_ref;
+      if (!variant.takes(p)) continue;
+      if (auto reason = variant.unavailable(p)) {
+        EXPECT_FALSE(must_take(variant, p, kLayouts[0], sm)) << "refused: " << *reason;
+        continue;
+      }
+      variant.prepare(p)(nullptr);
+      kernels::cuda::synchronize(0);
+      const TensorRef host_c = c.fetch();
+      EXPECT_EQ(mismatches(host_c, ref, error_bound(mode, DType::f32, shape.k)), std::nullopt);
+      EXPECT_EQ(touched_outside(host_c, c.host, kPoison), std::nullopt);
+    }
+  }
+}

@@ -352,3 +352,41 @@ TEST(IndexWidth, Int32WhereEveryIndexFits) {
   EXPECT_FALSE(kernels::fits_int32(std::int64_t{8192} * 8192 * 64, threads, 0));
   EXPECT_FALSE(kernels::fits_int32(-1, threads, 0));
 }
+
+// The index width of the tiled CUDA matmul kernels (matmul.cu, their tilings): 32 bits exactly
+// where the row, column and k counters, rounded up to whole tiles, and every offset row·s0 +
+// col·s1 the kernel forms stay within int32. A view's storage offset is not among the extents:
+// it is added to the operand's pointer on the host.
+TEST(IndexWidth, MatmulInt32WhereEveryIndexFits) {
+  using kernels::MatmulExtents;
+  using kernels::fits_int32;
+  constexpr std::int64_t most = std::numeric_limits<std::int32_t>::max();
+  const kernels::MatmulTiling naive{8, 32, 1}, regblock{128, 128, 8}, mma{128, 128, 32, true};
+  // Row-major A, B and C, rows unpadded: strides (k, 1), (n, 1), (n, 1).
+  auto nn = [](std::int64_t m, std::int64_t n, std::int64_t k) { return MatmulExtents{m, n, k, k, 1, n, 1, n, 1}; };
+  EXPECT_TRUE(fits_int32(nn(4096, 4096, 4096), mma));
+  EXPECT_TRUE(fits_int32(nn(0, 0, 0), naive));
+  // A's last element at 32767·65536 + 65535 = 2^31 - 1; one row more passes int32.
+  EXPECT_TRUE(fits_int32(nn(32768, 1, 65536), regblock));
+  EXPECT_FALSE(fits_int32(nn(32769, 1, 65536), regblock));
+  // A padded to a row pitch of 65537: its last element fits, but mma forms offsets over whole
+  // 128-row tiles, and row 32767 of m = 32767's last tile would be at 2^31 + 32766.
+  const MatmulExtents padded{32767, 8, 65536, 65537, 1, 8, 1, 8, 1};
+  EXPECT_TRUE(fits_int32(padded, naive));
+  EXPECT_TRUE(fits_int32(padded, regblock));
+  EXPECT_FALSE(fits_int32(padded, mma));
+  // C column-major (strides (1, m)): its last element alone decides.
+  EXPECT_TRUE(fits_int32(MatmulExtents{65536, 32768, 1, 1, 65536, 32768, 1, 1, 65536}, naive));
+  EXPECT_FALSE(fits_int32(MatmulExtents{65536, 32769, 1, 1, 65536, 32769, 1, 1, 65536}, naive));
+  // Counters: n = 2^31 - 32 is whole tiles of naive's 32 columns, not of regblock's 128.
+  EXPECT_TRUE(fits_int32(nn(1, most - 31, 1), naive));
+  EXPECT_FALSE(fits_int32(nn(1, most - 31, 1), regblock));
+  EXPECT_TRUE(fits_int32(nn(1, 1, most), naive));  // the k loop ends at k
+  EXPECT_FALSE(fits_int32(nn(1, 1, most - 6), regblock));
+  // A size-1 dimension's stride is multiplied by 0 only, except past the edge (mma's tiles).
+  const MatmulExtents one_row{1, 8, 8, std::int64_t{1} << 40, 1, 8, 1, 8, 1};
+  EXPECT_TRUE(fits_int32(one_row, regblock));
+  EXPECT_FALSE(fits_int32(one_row, mma));
+  EXPECT_FALSE(fits_int32(MatmulExtents{8, 8, 8, 8, -1, 8, 1, 8, 1}, naive));
+  EXPECT_FALSE(fits_int32(nn(-1, 8, 8), naive));
+}

@@ -21,6 +21,10 @@
 //             sm_89+, NT layout; CUBLASLT_MATMUL_DESC_FAST_ACCUM set exactly when
 //             problem.fast_accum (fp8 only).
 //
+// The own kernels do their index math in int32 where every index they form fits, else in int64:
+// one template parameter, Index, chosen at one point per kernel (with_index, from fits_int32 of
+// the kernel's tiling, index_width.hpp).
+//
 // Note [row-major operands, column-major BLAS]: cuBLAS reads element (i, j) of a matrix at
 // i + j·ld. A flopscope operand X (r x c) with strides (s0, 1) (row-major) is, in that memory, the
 // column-major X^T (c x r, ld = s0); with strides (1, s1) it is the column-major X (r x c,
@@ -55,6 +59,7 @@
 #include <type_traits>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
+#include "flopscope/kernels/index_width.hpp"
 #include "flopscope/kernels/matmul.hpp"
 
 namespace flopscope::kernels {
@@ -63,19 +68,36 @@ namespace {
 
 // ---- operands --------------------------------------------------------------------------------
 
-template <class TA, class TB, class TC>
+// Sizes and strides in the kernel's Index type (std::int64_t, or std::int32_t where with_index
+// found that every index fits); each pointer at its operand's element (0, 0).
+template <class TA, class TB, class TC, class Index = std::int64_t>
 struct Args {
   const TA* a;
   const TB* b;
   TC* c;
-  std::int64_t m, n, k;
-  std::int64_t as0, as1, bs0, bs1, cs0, cs1;  // strides in elements
+  Index m, n, k;
+  Index as0, as1, bs0, bs1, cs0, cs1;  // strides in elements
 };
 
-template <class TA, class TB, class TC>
-Args<TA, TB, TC> args_of(const MatmulProblem& p) {
-  return {p.a.ptr<const TA>(), p.b.ptr<const TB>(), p.c.ptr<TC>(), p.m(), p.n(), p.k(),
-          p.a.strides[0], p.a.strides[1], p.b.strides[0], p.b.strides[1], p.c.strides[0], p.c.strides[1]};
+template <class TA, class TB, class TC, class Index = std::int64_t>
+Args<TA, TB, TC, Index> args_of(const MatmulProblem& p) {
+  return {p.a.ptr<const TA>(), p.b.ptr<const TB>(), p.c.ptr<TC>(), Index(p.m()), Index(p.n()), Index(p.k()),
+          Index(p.a.strides[0]), Index(p.a.strides[1]), Index(p.b.strides[0]), Index(p.b.strides[1]),
+          Index(p.c.strides[0]), Index(p.c.strides[1])};
+}
+
+// Calls f.template operator()<Index>() with Index = std::int32_t where every index a kernel of
+// `tiling` forms for the problem fits (fits_int32), else std::int64_t: each own kernel's one
+// dispatch point on its index width. A size-1 dimension's stride that fits_int32 passes over may
+// narrow to any value: it multiplies index 0 only.
+template <class F>
+void with_index(const MatmulProblem& p, const MatmulTiling& tiling, F&& f) {
+  const MatmulExtents extents{p.m(), p.n(), p.k(), p.a.strides[0], p.a.strides[1], p.b.strides[0], p.b.strides[1],
+                              p.c.strides[0], p.c.strides[1]};
+  if (fits_int32(extents, tiling))
+    f.template operator()<std::int32_t>();
+  else
+    f.template operator()<std::int64_t>();
 }
 
 bool is_fp8(ComputeMode mode) {
@@ -147,19 +169,20 @@ std::optional<std::string> grid_error(const MatmulProblem& p, std::int64_t rows_
 
 // ---- naive -----------------------------------------------------------------------------------
 
-template <class Acc, class TA, class TB, class TC>
-__global__ void naive_kernel(Args<TA, TB, TC> p, Acc alpha) {
-  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  const std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
+template <class Acc, class TA, class TB, class TC, class Index>
+__global__ void naive_kernel(Args<TA, TB, TC, Index> p, Acc alpha) {
+  const Index j = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+  const Index i = Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y);
   if (i >= p.m || j >= p.n) return;
   const TA* a = p.a + i * p.as0;
   const TB* b = p.b + j * p.bs1;
   Acc sum = 0;
-  for (std::int64_t kk = 0; kk < p.k; ++kk) sum += value<Acc>(a[kk * p.as1]) * value<Acc>(b[kk * p.bs0]);
+  for (Index kk = 0; kk < p.k; ++kk) sum += value<Acc>(a[kk * p.as1]) * value<Acc>(b[kk * p.bs0]);
   p.c[i * p.cs0 + j * p.cs1] = stored<TC>(sum * alpha);
 }
 
 constexpr int kNaiveX = 32, kNaiveY = 8;
+constexpr MatmulTiling kNaiveTiling{kNaiveY, kNaiveX, 1};
 
 void run_naive(const MatmulProblem& p, Stream stream) {
   if (p.m() == 0 || p.n() == 0) return;
@@ -167,29 +190,32 @@ void run_naive(const MatmulProblem& p, Stream stream) {
     using Acc = std::conditional_t<std::is_same_v<TA, double>, double, float>;
     const Acc alpha = is_fp8(p.mode) ? Acc(p.scale_a) * Acc(p.scale_b) : Acc(1);
     const dim3 grid(blocks(p.n(), kNaiveX), blocks(p.m(), kNaiveY)), block(kNaiveX, kNaiveY);
-    naive_kernel<Acc><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(args_of<TA, TB, TC>(p), alpha);
+    with_index(p, kNaiveTiling, [&]<class Index>() {
+      naive_kernel<Acc><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(args_of<TA, TB, TC, Index>(p), alpha);
+    });
   });
 }
 
 // ---- smem: 32x32 tiles in shared memory ------------------------------------------------------
 
 constexpr int kSmemTile = 32;
+constexpr MatmulTiling kSmemTiling{kSmemTile, kSmemTile, kSmemTile};
 
 // Thread (tx, ty) computes C(row0 + ty, col0 + tx). Each tile is loaded with consecutive threads
 // on consecutive addresses: along k for a row-major operand, along m (n) for a column-major one;
 // the padding column keeps the transposed stores free of bank conflicts.
-template <class T>
+template <class T, class Index>
 __global__ void __launch_bounds__(kSmemTile * kSmemTile)
-    smem_kernel(Args<T, T, T> p, bool a_column_major, bool b_column_major) {
+    smem_kernel(Args<T, T, T, Index> p, bool a_column_major, bool b_column_major) {
   __shared__ T a_tile[kSmemTile][kSmemTile + 1];  // [row][k]
   __shared__ T b_tile[kSmemTile][kSmemTile + 1];  // [k][col]
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const std::int64_t row0 = blockIdx.y * std::int64_t(kSmemTile), col0 = blockIdx.x * std::int64_t(kSmemTile);
+  const Index row0 = Index(blockIdx.y) * kSmemTile, col0 = Index(blockIdx.x) * kSmemTile;
   const int a_row = a_column_major ? tx : ty, a_k = a_column_major ? ty : tx;
   const int b_k = b_column_major ? tx : ty, b_col = b_column_major ? ty : tx;
   T sum = 0;
-  for (std::int64_t k0 = 0; k0 < p.k; k0 += kSmemTile) {
-    const std::int64_t ai = row0 + a_row, ak = k0 + a_k, bk = k0 + b_k, bj = col0 + b_col;
+  for (Index k0 = 0; k0 < p.k; k0 += kSmemTile) {
+    const Index ai = row0 + a_row, ak = k0 + a_k, bk = k0 + b_k, bj = col0 + b_col;
     a_tile[a_row][a_k] = ai < p.m && ak < p.k ? p.a[ai * p.as0 + ak * p.as1] : T(0);
     b_tile[b_k][b_col] = bk < p.k && bj < p.n ? p.b[bk * p.bs0 + bj * p.bs1] : T(0);
     __syncthreads();
@@ -197,7 +223,7 @@ __global__ void __launch_bounds__(kSmemTile * kSmemTile)
     for (int kk = 0; kk < kSmemTile; ++kk) sum += a_tile[ty][kk] * b_tile[kk][tx];
     __syncthreads();
   }
-  const std::int64_t i = row0 + ty, j = col0 + tx;
+  const Index i = row0 + ty, j = col0 + tx;
   if (i < p.m && j < p.n) p.c[i * p.cs0 + j * p.cs1] = sum;
 }
 
@@ -208,8 +234,10 @@ void run_smem(const MatmulProblem& p, Stream stream) {
       const dim3 grid(blocks(p.n(), kSmemTile), blocks(p.m(), kSmemTile)), block(kSmemTile, kSmemTile);
       const bool a_column_major = p.a.strides[0] == 1 && p.a.strides[1] != 1;
       const bool b_column_major = p.b.strides[0] == 1 && p.b.strides[1] != 1;
-      smem_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(args_of<TA, TA, TA>(p), a_column_major,
-                                                                         b_column_major);
+      with_index(p, kSmemTiling, [&]<class Index>() {
+        smem_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(args_of<TA, TA, TA, Index>(p),
+                                                                           a_column_major, b_column_major);
+      });
     }
   });
 }
@@ -217,11 +245,12 @@ void run_smem(const MatmulProblem& p, Stream stream) {
 // ---- regblock: 2-D register blocking, vectorized loads (f32) --------------------------------
 
 constexpr int kRbM = 128, kRbN = 128, kRbK = 8, kRbThreads = 256;
+constexpr MatmulTiling kRbTiling{kRbM, kRbN, kRbK};
 
 // base[(start + e) * stride] for e = 0..3, zero at and past `end`; one float4 load where `vector`
 // (stride 1, 16-byte aligned base, start a multiple of 4) and all four are in range.
-__device__ __forceinline__ float4 load_quad(const float* base, std::int64_t stride, std::int64_t start,
-                                            std::int64_t end, bool vector) {
+template <class Index>
+__device__ __forceinline__ float4 load_quad(const float* base, Index stride, Index start, Index end, bool vector) {
   if (vector && start + 3 < end) return *reinterpret_cast<const float4*>(base + start);
   float v[4];
 #pragma unroll
@@ -229,8 +258,8 @@ __device__ __forceinline__ float4 load_quad(const float* base, std::int64_t stri
   return make_float4(v[0], v[1], v[2], v[3]);
 }
 
-__device__ __forceinline__ void store_quad(float* base, std::int64_t stride, std::int64_t start, std::int64_t end,
-                                           bool vector, float4 q) {
+template <class Index>
+__device__ __forceinline__ void store_quad(float* base, Index stride, Index start, Index end, bool vector, float4 q) {
   if (vector && start + 3 < end) {
     *reinterpret_cast<float4*>(base + start) = q;
     return;
@@ -244,18 +273,17 @@ __device__ __forceinline__ void store_quad(float* base, std::int64_t stride, std
 // One thread's quad of an operand's 128 (m or n) x 8 (k) tile, staged into tile[k][mn]. With a
 // unit stride along mn (MnUnit): 4 consecutive mn of one k, stored as they are; otherwise: 4
 // consecutive k of one mn (a float4 where the k stride is 1), stored transposed.
-template <bool MnUnit>
-__device__ __forceinline__ void stage_quad(float (&tile)[kRbK][kRbM], const float* x, std::int64_t s_mn,
-                                           std::int64_t s_k, std::int64_t mn0, std::int64_t k0, std::int64_t mn_size,
-                                           std::int64_t k_size, bool vector, int t) {
+template <bool MnUnit, class Index>
+__device__ __forceinline__ void stage_quad(float (&tile)[kRbK][kRbM], const float* x, Index s_mn, Index s_k, Index mn0,
+                                           Index k0, Index mn_size, Index k_size, bool vector, int t) {
   if constexpr (MnUnit) {
     const int kk = t / 32, mq = (t % 32) * 4;
-    const std::int64_t gk = k0 + kk;
+    const Index gk = k0 + kk;
     const float4 q = gk < k_size ? load_quad(x + gk * s_k, s_mn, mn0 + mq, mn_size, vector) : float4{};
     *reinterpret_cast<float4*>(&tile[kk][mq]) = q;
   } else {
     const int mn = t / 2, kq = (t % 2) * 4;
-    const std::int64_t g = mn0 + mn;
+    const Index g = mn0 + mn;
     const float4 q = g < mn_size ? load_quad(x + g * s_mn, s_k, k0 + kq, k_size, vector) : float4{};
     tile[kq + 0][mn] = q.x;
     tile[kq + 1][mn] = q.y;
@@ -269,15 +297,15 @@ __device__ __forceinline__ void stage_quad(float (&tile)[kRbK][kRbM], const floa
 // warp's float4 reads of the shared tiles are 128 contiguous bytes (no bank conflict) and its C
 // stores are coalesced. Each thread stages one quad of A and one of B per k step of 8 (stage_quad):
 // AMUnit where A has a unit m stride (column-major), BNUnit where B has a unit n stride (row-major).
-template <bool AMUnit, bool BNUnit>
+template <bool AMUnit, bool BNUnit, class Index>
 __global__ void __launch_bounds__(kRbThreads)
-    regblock_kernel(Args<float, float, float> p, bool a_vector, bool b_vector, bool c_vector) {
+    regblock_kernel(Args<float, float, float, Index> p, bool a_vector, bool b_vector, bool c_vector) {
   __shared__ __align__(16) float a_tile[kRbK][kRbM];  // [k][m]
   __shared__ __align__(16) float b_tile[kRbK][kRbN];  // [k][n]
   const int t = threadIdx.x, tx = t % 16, ty = t / 16;
-  const std::int64_t row0 = blockIdx.y * std::int64_t(kRbM), col0 = blockIdx.x * std::int64_t(kRbN);
+  const Index row0 = Index(blockIdx.y) * kRbM, col0 = Index(blockIdx.x) * kRbN;
   float acc[8][8] = {};
-  for (std::int64_t k0 = 0; k0 < p.k; k0 += kRbK) {
+  for (Index k0 = 0; k0 < p.k; k0 += kRbK) {
     stage_quad<AMUnit>(a_tile, p.a, p.as0, p.as1, row0, k0, p.m, p.k, a_vector, t);
     stage_quad<BNUnit>(b_tile, p.b, p.bs1, p.bs0, col0, k0, p.n, p.k, b_vector, t);
     __syncthreads();
@@ -298,7 +326,7 @@ __global__ void __launch_bounds__(kRbThreads)
   }
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const std::int64_t row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+    const Index row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
     if (row >= p.m) continue;
     float* c_row = p.c + row * p.cs0;
     store_quad(c_row, p.cs1, col0 + tx * 4, p.n, c_vector, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
@@ -319,20 +347,25 @@ void run_regblock(const MatmulProblem& p, Stream stream) {
   const bool c_vector = aligned16(args.c) && args.cs1 == 1 && args.cs0 % 4 == 0;
   const dim3 grid(blocks(p.n(), kRbN), blocks(p.m(), kRbM));
   auto s = static_cast<cudaStream_t>(stream);
-  if (a_m_unit && b_n_unit)
-    regblock_kernel<true, true><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
-  else if (a_m_unit)
-    regblock_kernel<true, false><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
-  else if (b_n_unit)
-    regblock_kernel<false, true><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
-  else
-    regblock_kernel<false, false><<<grid, kRbThreads, 0, s>>>(args, a_vector, b_vector, c_vector);
+  with_index(p, kRbTiling, [&]<class Index>() {
+    const auto indexed = args_of<float, float, float, Index>(p);
+    if (a_m_unit && b_n_unit)
+      regblock_kernel<true, true><<<grid, kRbThreads, 0, s>>>(indexed, a_vector, b_vector, c_vector);
+    else if (a_m_unit)
+      regblock_kernel<true, false><<<grid, kRbThreads, 0, s>>>(indexed, a_vector, b_vector, c_vector);
+    else if (b_n_unit)
+      regblock_kernel<false, true><<<grid, kRbThreads, 0, s>>>(indexed, a_vector, b_vector, c_vector);
+    else
+      regblock_kernel<false, false><<<grid, kRbThreads, 0, s>>>(indexed, a_vector, b_vector, c_vector);
+  });
 }
 
 // ---- mma: tensor cores by mma.sync (f16, bf16) ------------------------------------------------
 
 constexpr int kMmaM = 128, kMmaN = 128, kMmaK = 32, kMmaStages = 3, kMmaThreads = 128;
 constexpr int kMmaTile = kMmaM * kMmaK;  // 16-bit elements of one operand's tile (kMmaM == kMmaN)
+// Offsets past the edges: load_mma_tile forms each chunk's address before it checks its length.
+constexpr MatmulTiling kMmaTiling{kMmaM, kMmaN, kMmaK, /*offsets_past_edge=*/true};
 
 // Note [mma shared-memory tiles]: a tile holds 128 (m or n) x 32 (k) 16-bit elements in 16-byte
 // chunks of 8, in one of two forms, each XOR-swizzled so that the 8 rows an ldmatrix phase reads
@@ -354,7 +387,8 @@ __device__ __forceinline__ int mnmajor_offset(int k, int col) {
 }
 
 // Elements of a chunk of 8 that lie before the operand's end, `left` elements away.
-__device__ __forceinline__ int chunk_length(std::int64_t left) { return left >= 8 ? 8 : left > 0 ? int(left) : 0; }
+template <class Index>
+__device__ __forceinline__ int chunk_length(Index left) { return left >= 8 ? 8 : left > 0 ? int(left) : 0; }
 
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
   return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
@@ -425,14 +459,13 @@ __device__ __noinline__ void load_chunk_elementwise(std::uint16_t* shared, const
 // aligned base and other stride a multiple of 8), is one cp.async; any other is read element by
 // element (zeros outside the operand) and stored directly: visible, like the copies, after the
 // barrier that precedes its use.
-template <bool KMajor>
-__device__ __forceinline__ void load_mma_tile(std::uint16_t* tile, const std::uint16_t* x, std::int64_t s_mn,
-                                              std::int64_t s_k, std::int64_t mn0, std::int64_t k0, std::int64_t mn_size,
-                                              std::int64_t k_size, bool aligned, int tid) {
+template <bool KMajor, class Index>
+__device__ __forceinline__ void load_mma_tile(std::uint16_t* tile, const std::uint16_t* x, Index s_mn, Index s_k,
+                                              Index mn0, Index k0, Index mn_size, Index k_size, bool aligned, int tid) {
 #pragma unroll
   for (int i = 0; i < kMmaTile / 8 / kMmaThreads; ++i) {
     const int chunk = tid + i * kMmaThreads;
-    std::int64_t mn, k;
+    Index mn, k;
     int length;  // elements of the chunk inside the operand, along its unit stride
     std::uint16_t* shared;
     if constexpr (KMajor) {
@@ -462,20 +495,20 @@ __device__ __forceinline__ void load_mma_tile(std::uint16_t* tile, const std::ui
 // group + 8) x k (2t, 2t + 1, + 8), B's two k (2t, 2t + 1, + 8) x column group, C's four rows
 // (group, group + 8) x columns (2t, 2t + 1); ldmatrix's matrix i (addressed by lanes 8i..8i+7)
 // lands in register i.
-template <class T, class TC, bool AKMajor, bool BKMajor>
+template <class T, class TC, bool AKMajor, bool BKMajor, class Index>
 __global__ void __launch_bounds__(kMmaThreads)
-    mma_kernel(Args<T, T, TC> p, bool a_aligned, bool b_aligned) {
+    mma_kernel(Args<T, T, TC, Index> p, bool a_aligned, bool b_aligned) {
   __shared__ __align__(128) std::uint16_t a_tiles[kMmaStages][kMmaTile];
   __shared__ __align__(128) std::uint16_t b_tiles[kMmaStages][kMmaTile];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = (warp >> 1) * 64, warp_n = (warp & 1) * 64;
-  const std::int64_t row0 = blockIdx.y * std::int64_t(kMmaM), col0 = blockIdx.x * std::int64_t(kMmaN);
+  const Index row0 = Index(blockIdx.y) * kMmaM, col0 = Index(blockIdx.x) * kMmaN;
   const auto* a = reinterpret_cast<const std::uint16_t*>(p.a);
   const auto* b = reinterpret_cast<const std::uint16_t*>(p.b);
-  const int k_tiles = int((p.k + kMmaK - 1) / kMmaK);
+  const int k_tiles = int((std::int64_t(p.k) + kMmaK - 1) / kMmaK);
 
   auto load_stage = [&](int stage, int k_tile) {
-    const std::int64_t k0 = std::int64_t(k_tile) * kMmaK;
+    const Index k0 = Index(k_tile) * kMmaK;
     load_mma_tile<AKMajor>(a_tiles[stage], a, p.as0, p.as1, row0, k0, p.m, p.k, a_aligned, tid);
     load_mma_tile<BKMajor>(b_tiles[stage], b, p.bs1, p.bs0, col0, k0, p.n, p.k, b_aligned, tid);
   };
@@ -533,13 +566,13 @@ __global__ void __launch_bounds__(kMmaThreads)
   for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const std::int64_t row = row0 + warp_m + mi * 16 + group + half * 8;
+      const Index row = row0 + warp_m + mi * 16 + group + half * 8;
       if (row >= p.m) continue;
 #pragma unroll
       for (int ni = 0; ni < 8; ++ni)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const std::int64_t col = col0 + warp_n + ni * 8 + t2 + e;
+          const Index col = col0 + warp_n + ni * 8 + t2 + e;
           if (col < p.n) p.c[row * p.cs0 + col * p.cs1] = stored<TC>(acc[mi][ni][half * 2 + e]);
         }
     }
@@ -556,14 +589,17 @@ void run_mma(const MatmulProblem& p, Stream stream) {
       const bool b_aligned = aligned16(args.b) && (b_k_major ? args.bs1 % 8 == 0 : args.bs1 == 1 && args.bs0 % 8 == 0);
       const dim3 grid(blocks(p.n(), kMmaN), blocks(p.m(), kMmaM));
       auto s = static_cast<cudaStream_t>(stream);
-      if (a_k_major && b_k_major)
-        mma_kernel<TA, TC, true, true><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
-      else if (a_k_major)
-        mma_kernel<TA, TC, true, false><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
-      else if (b_k_major)
-        mma_kernel<TA, TC, false, true><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
-      else
-        mma_kernel<TA, TC, false, false><<<grid, kMmaThreads, 0, s>>>(args, a_aligned, b_aligned);
+      with_index(p, kMmaTiling, [&]<class Index>() {
+        const auto indexed = args_of<TA, TA, TC, Index>(p);
+        if (a_k_major && b_k_major)
+          mma_kernel<TA, TC, true, true><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+        else if (a_k_major)
+          mma_kernel<TA, TC, true, false><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+        else if (b_k_major)
+          mma_kernel<TA, TC, false, true><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+        else
+          mma_kernel<TA, TC, false, false><<<grid, kMmaThreads, 0, s>>>(indexed, a_aligned, b_aligned);
+      });
     }
   });
 }
