@@ -69,9 +69,11 @@ std::optional<Case> build_chains(const Point& p) {
   c.operands = {Operand::output_of("out", DType::f64, {threads})};
   const auto problem = [mode, trips](std::span<const TensorRef> ops) { return chain_problem(ops[0], mode, trips); };
   // Every thread's value, bit for bit: the scalar recurrence.
-  c.validation.check = [problem, name = std::string(p.variant)](std::span<const TensorRef> host, Counters&) -> std::optional<std::string> {
+  const int products = variant->info.flops_per_lane / 2;  // multiply-adds a lane a step
+  c.validation.check = [problem, products](std::span<const TensorRef> host, Counters&) -> std::optional<std::string> {
     const kernels::FmaChainProblem chains = problem(host);
-    const double expected = kernels::fma_chain_reference(chains.mode, chains.trips, chains.start, chains.a, chains.b);
+    const double expected =
+        kernels::fma_chain_reference(chains.mode, chains.trips, chains.start, chains.a, chains.b, products);
     const double* out = chains.out.ptr<double>();
     for (std::int64_t t = 0; t < chains.out.numel(); ++t)
       if (std::memcmp(&out[t], &expected, sizeof expected) != 0)

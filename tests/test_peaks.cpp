@@ -96,6 +96,14 @@ TEST(CpuPeaks, FormulaIsCoresTimesClockTimesUnitsTimesLanesTimesTwo) {
   EXPECT_DOUBLE_EQ(avx512.find("bf16")->flops_per_second, 4 * 2.5e9 * 2 * 16 * 4);
   EXPECT_DOUBLE_EQ(avx512.find("f16")->flops_per_second, 4 * 2.5e9 * 2 * 32 * 2);
   EXPECT_NE(avx512.find("f32")->formula.find("4 cores x 2.500 GHz x 2 FMA units x 16 lanes"), std::string::npos);
+
+  // With AMX the bf16 peak is the tile unit's: one TDPBF16PS (16 x 16 x 32 multiply-adds, 16384
+  // FLOP) every 16 cycles a core, 1024 FLOP a cycle (Intel's optimization manual).
+  cpu.amx_bf16 = true;
+  DevicePeaks amx = cpu_peaks(cpu, 2.5e9, 2);
+  EXPECT_DOUBLE_EQ(amx.find("bf16")->flops_per_second, 4 * 2.5e9 * (16 * 16 * 32 * 2) / 16);
+  EXPECT_NE(amx.find("bf16")->formula.find("AMX"), std::string::npos);
+  EXPECT_DOUBLE_EQ(amx.find("f32")->flops_per_second, avx512.find("f32")->flops_per_second);
 }
 
 // Zen 4 (AMD family 25) runs AVX-512 on 256-bit FMA units: a zmm FMA per unit per cycle is 8 f32

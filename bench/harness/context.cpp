@@ -59,9 +59,11 @@ json device_json(const DeviceContext& ctx) {
   return out;
 }
 
+// "481 GFLOP/s", "7.7 TFLOP/s", "4.8 TB/s": `unit` without its prefix ("FLOP/s", "B/s").
 std::string rate(double value, const char* unit) {
   char text[48];
-  std::snprintf(text, sizeof text, "%.3g %s", value / 1e9, unit);
+  const bool tera = value >= 1e12;
+  std::snprintf(text, sizeof text, "%.3g %s%s", value / (tera ? 1e12 : 1e9), tera ? "T" : "G", unit);
   return text;
 }
 
@@ -115,9 +117,9 @@ std::vector<std::string> device_lines(const std::vector<DeviceContext>& devices)
     std::snprintf(clock, sizeof clock, ", clock %.2f GHz", ctx.clock_hz / 1e9);
     line += clock;
     std::string peaks;
-    for (const auto& peak : ctx.peaks.compute) peaks += (peaks.empty() ? "" : ", ") + peak.compute + " " + rate(peak.flops_per_second, "GFLOP/s");
+    for (const auto& peak : ctx.peaks.compute) peaks += (peaks.empty() ? "" : ", ") + peak.compute + " " + rate(peak.flops_per_second, "FLOP/s");
     line += "; peaks " + (peaks.empty() ? std::string("unknown") : peaks);
-    line += "; memory " + (ctx.peaks.memory_bytes_per_second > 0 ? rate(ctx.peaks.memory_bytes_per_second, "GB/s")
+    line += "; memory " + (ctx.peaks.memory_bytes_per_second > 0 ? rate(ctx.peaks.memory_bytes_per_second, "B/s")
                                                                   : std::string("unknown"));
     line += ctx.ceilings ? "; ceilings from " + ctx.ceilings->file : std::string("; no measured ceilings yet");
     lines.push_back(line);

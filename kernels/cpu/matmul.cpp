@@ -41,8 +41,6 @@
 
 #include <immintrin.h>
 #include <omp.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -61,6 +59,7 @@
 #include "flopscope/cpu_info.hpp"
 #include "flopscope/numerics.hpp"
 #include "flopscope/tensor.hpp"
+#include "amx.hpp"
 #include "matmul_vendor.hpp"
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsic headers as
@@ -553,18 +552,6 @@ __attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, c
   _tile_stored(1, c + 16, stride);
   _tile_stored(2, c1, stride);
   _tile_stored(3, c1 + 16, stride);
-}
-
-// The process's permission to use AMX tile data (Linux: arch_prctl ARCH_REQ_XCOMP_PERM), asked
-// once: nullopt where granted, else why not.
-std::optional<std::string> amx_refused() {
-  static const std::optional<std::string> refused = []() -> std::optional<std::string> {
-    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    if (syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) != 0)
-      return "the OS refused AMX tile data to this process (arch_prctl ARCH_REQ_XCOMP_PERM)";
-    return std::nullopt;
-  }();
-  return refused;
 }
 
 // f16 products summed in f16 (32 lanes a register) for kFp16Block steps, then converted and

@@ -6,12 +6,18 @@
 //   fma_avx2   f64 / f32   vfmadd231pd / ps ymm (CPUs without AVX-512)
 //   dpbf16     bf16        vdpbf16ps zmm: per f32 lane acc += a0*b0 + a1*b1 (4 FLOPs)
 //   fma_fp16   f16         vfmadd231ph zmm: 32 half lanes
+//   amx_bf16   bf16        TDPBF16PS on 4 accumulator tiles (16 x 16 f32 each), A and B tiles fixed:
+//                          per step and tile 16 x 16 x 32 multiply-adds (the AMX unit's bf16 rate)
 // Triad: a = b + s*c on double, streaming stores above the LLC, one chunk per thread.
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -21,6 +27,7 @@
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/kernels/peak.hpp"
 #include "flopscope/tensor.hpp"
+#include "amx.hpp"
 #include "parallel.hpp"
 
 namespace flopscope::kernels {
@@ -140,6 +147,51 @@ __attribute__((target("avx512f,avx512fp16"))) double fma_fp16(std::uint64_t trip
 #undef FLOPSCOPE_16
 #undef FLOPSCOPE_12
 
+// AMX: tiles 0-3 accumulate (16 rows of 16 f32), tile 4 holds A (16 rows of 32 bf16), tile 5 B
+// (16 rows of 16 bf16 pairs, VNNI order): every element of C gains 32 products a*b a step. Four
+// accumulators cover TDPBF16PS's latency at one issue per tile-sized slot of the unit.
+constexpr int kAmxAccumulators = 4;
+
+struct alignas(64) AmxTileConfig {
+  std::uint8_t palette = 1, start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+__attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16"))) double amx_bf16(std::uint64_t trips, double start,
+                                                                               double a, double b, double* out) {
+  AmxTileConfig config;
+  for (int t = 0; t < kAmxAccumulators + 2; ++t) config.rows[t] = 16, config.colsb[t] = 64;
+  _tile_loadconfig(&config);
+  alignas(64) float c[kAmxAccumulators][16 * 16];
+  alignas(64) std::uint16_t pa[16 * 32], pb[16 * 32];
+  for (int t = 0; t < kAmxAccumulators; ++t)
+    for (float& x : c[t]) x = float(start + t);
+  const auto bf16_bits = [](double x) { return std::uint16_t(std::bit_cast<std::uint32_t>(float(x)) >> 16); };
+  std::fill(std::begin(pa), std::end(pa), bf16_bits(a));  // a and b are bf16-exact (bench_peak: -1, 1)
+  std::fill(std::begin(pb), std::end(pb), bf16_bits(b));
+  _tile_loadd(0, c[0], 64);
+  _tile_loadd(1, c[1], 64);
+  _tile_loadd(2, c[2], 64);
+  _tile_loadd(3, c[3], 64);
+  _tile_loadd(4, pa, 64);
+  _tile_loadd(5, pb, 64);
+  for (std::uint64_t t = 0; t < trips; ++t) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+  }
+  _tile_stored(0, c[0], 64);
+  _tile_stored(1, c[1], 64);
+  _tile_stored(2, c[2], 64);
+  _tile_stored(3, c[3], 64);
+  _tile_release();
+  *out = double(c[0][0]) + double(c[1][0]) * 0.0 + double(c[2][0]) * 0.0 + double(c[3][0]) * 0.0;
+  return double(trips) * kAmxAccumulators * 16 * 16 * 32 * 2;
+}
+
 using ChainKernel = double (*)(std::uint64_t trips, double start, double a, double b, double* out);
 
 // One call: the chains on every OpenMP thread, each writing lane 0 of its chain 0 to out[thread].
@@ -164,11 +216,16 @@ bool computes(const FmaChainProblem& p) {
 }
 
 constexpr char kAvx2[] = "avx2", kFma[] = "fma", kAvx512f[] = "avx512f", kAvx512Bf16[] = "avx512_bf16",
-               kAvx512Fp16[] = "avx512_fp16";
+               kAvx512Fp16[] = "avx512_fp16", kAmxTile[] = "amx_tile", kAmxBf16[] = "amx_bf16";
+
+std::optional<std::string> amx_unavailable(const FmaChainProblem& p) {
+  if (auto lacks = cpu_needs<kAvx512f, kAvx512Bf16, kAmxTile, kAmxBf16>(p)) return lacks;
+  return amx_refused();
+}
 using M = ComputeMode;
 constexpr auto cpu = Device::Kind::cpu;
 
-const std::array<FmaChainVariant, 6> kChains = {{
+const std::array<FmaChainVariant, 7> kChains = {{
     {"fma_avx512", "16 chains of vfmadd231pd on zmm", cpu, cpu_needs<kAvx512f>, direct<FmaChainProblem, run_chains<fma512_f64>>,
      computes<M::f64>, {"vfmadd231pd zmm", M::f64, kPeakChainsAvx512, 8, 2}},
     {"fma_avx512", "16 chains of vfmadd231ps on zmm", cpu, cpu_needs<kAvx512f>, direct<FmaChainProblem, run_chains<fma512_f32>>,
@@ -182,6 +239,9 @@ const std::array<FmaChainVariant, 6> kChains = {{
      {"vdpbf16ps zmm", M::bf16, kPeakChainsAvx512, 16, 4}},
     {"fma_fp16", "16 chains of vfmadd231ph on zmm", cpu, cpu_needs<kAvx512f, kAvx512Fp16>,
      direct<FmaChainProblem, run_chains<fma_fp16>>, computes<M::f16>, {"vfmadd231ph zmm", M::f16, kPeakChainsAvx512, 32, 2}},
+    {"amx_bf16", "4 accumulator tiles of AMX TDPBF16PS (16 x 16 f32 each, 32 bf16 products an element a step)", cpu,
+     amx_unavailable, direct<FmaChainProblem, run_chains<amx_bf16>>, computes<M::bf16>,
+     {"tdpbf16ps tmm", M::bf16, kAmxAccumulators, 16 * 16, 32 * 2}},
 }};
 
 __attribute__((target("avx512f"))) void triad_chunk_avx512(double* a, const double* b, const double* c, double s,
@@ -242,7 +302,7 @@ std::int64_t fma_chain_flops(const FmaChainVariant& variant, const FmaChainProbl
 
 // The same recurrence one scalar step at a time (an FMA rounds once, so the vector lanes must
 // match bit for bit).
-double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, double a, double b) {
+double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, double a, double b, int products) {
   switch (mode) {
     case ComputeMode::f64: {
       double acc = start;
@@ -258,7 +318,8 @@ double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, 
       // bf16 dot product: the inputs must be bf16-exact and the products and sums exact in f32
       // (bench_peak uses a = -1, b = 1); then acc + a*b + a*b in f32.
       float acc = float(start);
-      for (std::uint64_t t = 0; t < trips; ++t) acc = acc + float(a) * float(b) + float(a) * float(b);
+      for (std::uint64_t t = 0; t < trips; ++t)
+        for (int product = 0; product < products; ++product) acc = acc + float(a) * float(b);
       return acc;
     }
     case ComputeMode::f16: {

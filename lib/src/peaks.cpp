@@ -193,7 +193,16 @@ DevicePeaks cpu_peaks(const CpuInfo& cpu, double clock_hz, int fma_units) {
   };
   add("f64", bits / 64, 2, cpu.vector_isa() + " FMA");
   add("f32", bits / 32, 2, cpu.vector_isa() + " FMA");
-  if (cpu.avx512_bf16) add("bf16", bits / 32, 4, "vdpbf16ps: 2 multiply-adds per f32 lane");
+  if (cpu.amx_bf16) {
+    // AMX: one tile unit a core; TDPBF16PS (16 x 16 x 32 multiply-adds) issues every 16 cycles,
+    // 1024 bf16 FLOP a cycle a core (Intel's optimization reference manual, AMX chapter).
+    peaks.compute.push_back({"bf16", double(cpu.cores) * clock_hz * 1024,
+                             std::to_string(cpu.cores) + " cores x " + ghz +
+                                 " GHz x 1024 FLOP (AMX TDPBF16PS: 16x16x32 multiply-adds every 16 cycles)",
+                             "computed from detected ISA (amx_bf16) and measured clock"});
+  } else if (cpu.avx512_bf16) {
+    add("bf16", bits / 32, 4, "vdpbf16ps: 2 multiply-adds per f32 lane");
+  }
   if (cpu.avx512_fp16) add("f16", bits / 16, 2, "avx512-fp16 vfmadd*ph");
   if (const char* text = std::getenv("FLOPSCOPE_CPU_MEMORY_GBS")) {
     peaks.memory_bytes_per_second = std::atof(text) * 1e9;

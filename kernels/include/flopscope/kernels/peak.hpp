@@ -33,7 +33,7 @@ struct FmaChainInfo {
   ComputeMode mode;              // the one mode the kernel computes
   int chains;                    // independent accumulators per thread
   int lanes;                     // vector lanes per chain
-  int flops_per_lane;            // per step: 2 (FMA), 4 (vdpbf16ps: two multiply-adds)
+  int flops_per_lane;            // per step: 2 (FMA), 4 (vdpbf16ps: two multiply-adds), 64 (an AMX tile)
 };
 using FmaChainVariant = Variant<FmaChainProblem, FmaChainInfo>;
 
@@ -53,8 +53,9 @@ std::int64_t fma_chain_flops(const FmaChainVariant& variant, const FmaChainProbl
 
 // What one chain of `mode` holds after `trips` steps from `start`, one scalar step at a time (an
 // FMA rounds once, so every lane must match it bit for bit): f64/f32 acc = fma(acc, a, b);
-// bf16 acc + a*b + a*b in f32 (vdpbf16ps; a, b bf16-exact); f16 fma rounded to f16.
-double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, double a, double b);
+// bf16 acc + a*b, `products` times a step, in f32 (a, b bf16-exact: vdpbf16ps 2, an AMX tile's
+// TDPBF16PS 32, FmaChainInfo::flops_per_lane / 2); f16 fma rounded to f16.
+double fma_chain_reference(ComputeMode mode, std::uint64_t trips, double start, double a, double b, int products = 2);
 
 // ---- STREAM triad ----
 
