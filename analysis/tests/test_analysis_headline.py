@@ -63,21 +63,44 @@ def test_headline_is_one_screen_before_the_details(report):
     assert "noisy" not in "\n".join(lines)
 
 
-@pytest.mark.xfail(strict=True, reason="the committed run is schema 1: its roles are unknown (issue 21), so the "
-                   "headline has no own copy case; needs a schema-2 run or the report helper's headline")
-def test_headline_ratios_are_of_one_process_and_the_right_ceiling(report):
-    run_dir, text = report
-    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in _headline(text)
-            if line.startswith("| ") and " | cpu | " in line}
-    copy = rows["copy"]
-    simd = _rate(run_dir, "bench_copy", "copy/simd/f32/cpu/n=67108864", "bytes_per_second")
-    memcpy = _rate(run_dir, "bench_copy", "copy/memcpy/f32/cpu/n=67108864", "bytes_per_second")
-    ceiling = load_run(run_dir).devices["cpu"].memory_ceilings["copy"]
-    assert copy[4] == f"{100 * simd / ceiling:.0f}% of copy"
-    assert copy[5].startswith(f"{simd / memcpy:.2f}x memcpy")  # same binary, same n
-    assert rows["broadcast"][4].split(" ")[2] == "triad"  # a 3-stream op
-    assert rows["strided"][4].split(" ")[2] == "copy"
-    assert rows["matmul"][4].endswith("% of f64 FMA")  # the best own matmul here is f64
+# A schema-2 run (roles in the context): the Xeon VM's default suite of 2026-12-06.
+XEON_RUN = Path(__file__).resolve().parents[2] / "results" / "reports" / "cpu-intel-xeon-2026-12-06"
+
+
+@pytest.fixture(scope="module")
+def xeon_report(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("xeon") / "run"
+    shutil.copytree(XEON_RUN, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
+    write_report(load_run(run_dir), run_dir)
+    return run_dir, (run_dir / "report.md").read_text(encoding="utf-8")
+
+
+def test_headline_ratios_are_of_one_process_and_the_right_ceiling(xeon_report):
+    """Each family's row: the rate of the case it names, read back from that binary's JSON, over
+    the ceiling of its kind (a copy against the copy ceiling, compute against its mode's FMA), and
+    the vendor or baseline ratio from cases of the same file and shape."""
+    run_dir, text = xeon_report
+    rows = {line.split(" | ")[0].strip("| "): [cell.strip(" |`") for cell in line.split(" | ")]
+            for line in _headline(text) if line.startswith("| ") and " | cpu | " in line}
+    run = load_run(run_dir)
+    ceilings = run.devices["cpu"].memory_ceilings
+
+    def named(family: str) -> str:
+        variant, dtype, shape = rows[family][2].split(" ", 2)
+        return f"{family}/{variant}/{dtype}/cpu/{shape}"
+
+    copy, memcpy_name = named("copy"), "copy/memcpy/f32/cpu/" + named("copy").split("/cpu/")[1]
+    simd = _rate(run_dir, "bench_copy", copy, "bytes_per_second")
+    memcpy = _rate(run_dir, "bench_copy", memcpy_name, "bytes_per_second")
+    assert rows["copy"][4].startswith(f"{100 * simd / ceilings['copy']:.0f}% of copy")
+    assert rows["copy"][5].startswith(f"{simd / memcpy:.2f}x memcpy")  # same binary, same n
+    strided = _rate(run_dir, "bench_strided", named("strided"), "bytes_per_second")
+    assert rows["strided"][4] == f"{100 * strided / ceilings['copy']:.0f}% of copy"  # a 2-stream view
+    matmul = _rate(run_dir, "bench_matmul", named("matmul"), "flops_per_second")
+    mode = rows["matmul"][4].split(" of ")[1].split(" ")[0]  # the mode whose FMA ceiling applies
+    compute = run.devices["cpu"].compute_ceilings[mode]
+    assert rows["matmul"][4] == f"{100 * matmul / compute:.0f}% of {mode} FMA"
+    assert rows["broadcast"][4] == "in L3"  # 3 streams of 24 MiB: inside this VM's 480 MiB L3
 
 
 def test_cache_resident_sizes_are_marked_not_a_percentage_of_dram(report):
