@@ -180,6 +180,10 @@ def test_the_stopping_rule_runs_6_to_20_repetitions_until_the_median_is_resolved
         assert 6 <= len(times) <= 20, (name, len(times))
         assert [r["repetition_index"] for r in runs] == list(range(len(times)))
         assert {r["repetitions"] for r in runs} == {len(times)}
+        # The first repetition's iteration count (Google Benchmark's search) is every later one's,
+        # and the count fixed for them is not part of the name.
+        assert {r["iterations"] for r in runs} == {runs[0]["iterations"]}, name
+        assert all("iterations:" not in r["name"] + r["run_name"] for r in runs)
         agg = aggregates[name]
         # The aggregates as Google Benchmark computes them.
         assert agg["mean"]["real_time"] == pytest.approx(statistics.mean(times), rel=1e-9)
