@@ -97,6 +97,9 @@ for target in "${targets[@]}"; do
     -type f -name "$target" -perm -u+x -print -quit)
   [[ -n $binary ]] || { echo "gpu_bundle: built $target but found no binary of it" >&2; exit 1; }
   cp "$binary" "$bundle/bin/"
+  # Without the static symbol table (the dynamic one, the CUDA fatbins and the unwind tables stay):
+  # 19% smaller (bench_matmul 3.4 -> 2.8 MB); unstripped the bundle outgrew 48 MiB (49, 2026-12-06).
+  strip --strip-unneeded "$bundle/bin/$target"
 done
 
 # The shared libraries the binaries load that are neither the system's nor CUDA's, copied under
