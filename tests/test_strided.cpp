@@ -229,6 +229,11 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
   while (2 * side * side * 4 <= threshold) side *= 2;
   const Tensor x = random_tensor({side, side + 16}, DType::f32, 7);
   const Tensor heads = random_tensor({2, side / 16, 8, 64}, DType::f32, 8);
+  // Merge heads walk in tiles of t (Walker::in_dst_tiles) where t's rows spread past L1: runs of 16
+  // rows here, of 8 at T = 200 (not a multiple of 16), of 8 bf16 rows at T = 600.
+  const Tensor merged = random_tensor({2, 8, side / 16, 64}, DType::f32, 19);
+  const Tensor merged_odd = random_tensor({2, 5, 200, 64}, DType::f32, 20);
+  const Tensor merged16 = random_tensor({2, 3, 600, 64}, DType::bf16, 21);
   const Tensor row = random_tensor({side + 16}, DType::f32, 9);
   const Tensor wide = random_tensor({side / 4, 4 * side + 37}, DType::f32, 10);  // ::2 of it: past the threshold
   const Tensor wide64 = random_tensor({side / 4, 2 * side + 19}, DType::f64, 11);
@@ -258,6 +263,9 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
     check(variant, {"large bf16 permute(2, 1, 0)", cube16.permute({2, 1, 0})}, cpu, 32);
     check(variant, {"large f32 permute(2, 1, 0)", cube32.permute({2, 1, 0})}, cpu, 16);
     check(variant, {"large split heads", heads.permute({0, 2, 1, 3})}, cpu, 16);
+    check(variant, {"large merge heads", merged.permute({0, 2, 1, 3})}, cpu, 16);
+    check(variant, {"merge heads, T = 200", merged_odd.permute({0, 2, 1, 3})}, cpu, 16);
+    check(variant, {"bf16 merge heads, T = 600", merged16.permute({0, 2, 1, 3})}, cpu, 32);
     check(variant, {"large expanded row", row.expand({side / 2, side + 16})}, cpu, 16);
     for (std::int64_t step : {2, 3, 16})
       check(variant, {"large slice ::" + std::to_string(step), wide.slice(1, 1, std::nullopt, step)}, cpu, 16);
