@@ -504,23 +504,9 @@ __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps
   zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
 }
 
-// Note [AMX tiles]: eight tile registers of 16 rows x 64 bytes. C's 32 x 32 tile is four f32
-// tiles (0-3), each k chunk two A tiles (4, 5: rows 0-15, 16-31, 32 bf16 a row) and two B tiles
-// (6, 7: columns 0-15, 16-31, 16 k pairs a row); TDPBF16PS adds A·B (pairs of bf16 products,
-// summed into f32) to a C tile. The configuration is loaded once per thread and call (amx_begin)
-// and released after (amx_end): another library (oneDNN) may configure the tiles in between.
-struct alignas(64) TileConfig {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
-
-__attribute__((target("amx-tile"))) void amx_begin() {
-  static const TileConfig config;
-  _tile_loadconfig(&config);
-}
-__attribute__((target("amx-tile"))) void amx_end() { _tile_release(); }
+// Note [AMX tiles] (amx.hpp): C's 32 x 32 tile is four f32 tiles (0-3), each k chunk two A tiles
+// (4, 5: rows 0-15, 16-31, 32 bf16 a row) and two B tiles (6, 7: columns 0-15, 16-31, 16 k pairs a
+// row), in amx.hpp's configuration (amx_begin, amx_end).
 
 __attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, const Bf16Chunk* a,
                                                           const Bf16Chunk* b, float* c, std::int64_t ldc,

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -26,6 +25,7 @@
 #include "flopscope/cpu_info.hpp"
 #include "flopscope/kernels/copy.hpp"
 #include "flopscope/kernels/peak.hpp"
+#include "flopscope/numerics.hpp"
 #include "flopscope/tensor.hpp"
 #include "amx.hpp"
 #include "parallel.hpp"
@@ -152,25 +152,16 @@ __attribute__((target("avx512f,avx512fp16"))) double fma_fp16(std::uint64_t trip
 // accumulators cover TDPBF16PS's latency at one issue per tile-sized slot of the unit.
 constexpr int kAmxAccumulators = 4;
 
-struct alignas(64) AmxTileConfig {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
 __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16"))) double amx_bf16(std::uint64_t trips, double start,
                                                                                double a, double b, double* out) {
-  AmxTileConfig config;
-  for (int t = 0; t < kAmxAccumulators + 2; ++t) config.rows[t] = 16, config.colsb[t] = 64;
-  _tile_loadconfig(&config);
+  amx_begin();  // tiles 16 x 64 bytes (amx.hpp)
   alignas(64) float c[kAmxAccumulators][16 * 16];
   alignas(64) std::uint16_t pa[16 * 32], pb[16 * 32];
   for (int t = 0; t < kAmxAccumulators; ++t)
     for (float& x : c[t]) x = float(start + t);
-  const auto bf16_bits = [](double x) { return std::uint16_t(std::bit_cast<std::uint32_t>(float(x)) >> 16); };
-  std::fill(std::begin(pa), std::end(pa), bf16_bits(a));  // a and b are bf16-exact (bench_peak: -1, 1)
-  std::fill(std::begin(pb), std::end(pb), bf16_bits(b));
+  // a and b are bf16-exact (bench_peak: -1, 1)
+  std::fill(std::begin(pa), std::end(pa), std::uint16_t(encode_bits(DType::bf16, a)));
+  std::fill(std::begin(pb), std::end(pb), std::uint16_t(encode_bits(DType::bf16, b)));
   _tile_loadd(0, c[0], 64);
   _tile_loadd(1, c[1], 64);
   _tile_loadd(2, c[2], 64);
@@ -187,7 +178,7 @@ __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16"))) double amx_bf16(
   _tile_stored(1, c[1], 64);
   _tile_stored(2, c[2], 64);
   _tile_stored(3, c[3], 64);
-  _tile_release();
+  amx_end();
   *out = double(c[0][0]) + double(c[1][0]) * 0.0 + double(c[2][0]) * 0.0 + double(c[3][0]) * 0.0;
   return double(trips) * kAmxAccumulators * 16 * 16 * 32 * 2;
 }
