@@ -43,6 +43,20 @@ std::vector<std::size_t> text_columns(const Table& table) {
   return out;
 }
 
+// A row's cells in the text columns `shown`, each as its column's format writes it.
+std::vector<std::string> row_texts(const Table& table, const std::vector<std::size_t>& shown, const Row& row) {
+  std::vector<std::string> cells;
+  for (std::size_t i : shown) cells.push_back(i < row.size() ? cell_text(row[i], table.columns[i].format) : "");
+  return cells;
+}
+
+// A column's heading lines joined into one ("forward FLOPs pytorch").
+std::string heading_text(const Column& column) {
+  std::string text;
+  for (const auto& line : column.header) text += (text.empty() ? "" : " ") + line;
+  return text;
+}
+
 // Rows of cells: the first column left-aligned, the others right-aligned, widths from the
 // contents (in bytes); trailing blanks trimmed.
 void print_aligned(const std::vector<std::vector<std::string>>& rows) {
@@ -77,11 +91,7 @@ void print_text(const Table& table) {
       lines[line].push_back(line < blank ? "" : header[line - blank]);
     }
   }
-  for (const Row& row : table.rows) {
-    std::vector<std::string> cells;
-    for (std::size_t i : shown) cells.push_back(i < row.size() ? cell_text(row[i], table.columns[i].format) : "");
-    lines.push_back(std::move(cells));
-  }
+  for (const Row& row : table.rows) lines.push_back(row_texts(table, shown, row));
   print_aligned(lines);
 }
 
@@ -89,15 +99,13 @@ void print_markdown(const Table& table) {
   const std::vector<std::size_t> shown = text_columns(table);
   std::string heading = "|", rule = "|";
   for (std::size_t i : shown) {
-    std::string text;
-    for (const auto& line : table.columns[i].header) text += (text.empty() ? "" : " ") + line;
-    heading += " " + text + " |";
+    heading += " " + heading_text(table.columns[i]) + " |";
     rule += "---|";
   }
   std::printf("%s\n%s\n", heading.c_str(), rule.c_str());
   for (const Row& row : table.rows) {
     std::string line = "|";
-    for (std::size_t i : shown) line += " " + (i < row.size() ? cell_text(row[i], table.columns[i].format) : "") + " |";
+    for (const std::string& cell : row_texts(table, shown, row)) line += " " + cell + " |";
     std::printf("%s\n", line.c_str());
   }
 }
@@ -126,17 +134,9 @@ void print_fixed(const Table& table, std::string_view layout) {
     std::fputs(line.c_str(), stdout);
   };
   std::vector<std::string> heading;
-  for (std::size_t i : shown) {
-    std::string text;
-    for (const auto& header_line : table.columns[i].header) text += (text.empty() ? "" : " ") + header_line;
-    heading.push_back(text);
-  }
+  for (std::size_t i : shown) heading.push_back(heading_text(table.columns[i]));
   print_line(heading);
-  for (const Row& row : table.rows) {
-    std::vector<std::string> cells;
-    for (std::size_t i : shown) cells.push_back(i < row.size() ? cell_text(row[i], table.columns[i].format) : "");
-    print_line(cells);
-  }
+  for (const Row& row : table.rows) print_line(row_texts(table, shown, row));
 }
 
 nlohmann::json table_json(const Table& table) {
