@@ -30,12 +30,17 @@ def test_median_ci_ranks(n, ranks, coverage):
     assert ci.coverage == pytest.approx(coverage) and ci.reaches_level == (n >= 6)
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("default") / "run"
-    shutil.copytree(DEFAULT_RUN, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
+def _rendered(tmp_path_factory, source: Path, name: str) -> tuple[Path, str]:
+    """A copy of the committed run `source` (its JSON, without its report and plots), reported anew."""
+    run_dir = tmp_path_factory.mktemp(name) / "run"
+    shutil.copytree(source, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
     write_report(load_run(run_dir), run_dir)
     return run_dir, (run_dir / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    return _rendered(tmp_path_factory, DEFAULT_RUN, "default")
 
 
 def _headline(text: str) -> list[str]:
@@ -69,10 +74,7 @@ XEON_RUN = Path(__file__).resolve().parents[2] / "results" / "reports" / "cpu-in
 
 @pytest.fixture(scope="module")
 def xeon_report(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("xeon") / "run"
-    shutil.copytree(XEON_RUN, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
-    write_report(load_run(run_dir), run_dir)
-    return run_dir, (run_dir / "report.md").read_text(encoding="utf-8")
+    return _rendered(tmp_path_factory, XEON_RUN, "xeon")
 
 
 def test_headline_ratios_are_of_one_process_and_the_right_ceiling(xeon_report):
