@@ -26,6 +26,16 @@ def describe(binary, *flags):
     return {case["name"]: case for case in json.loads(out)["cases"]}
 
 
+F32_PEAK_FLAGS = ("--devices=cpu", "--dtypes=f32")  # bench_peak's f32 cases on the CPU
+
+
+def f32_fma_chains(bench_dir):
+    """bench_peak's cases that measure the f32 compute ceiling (one FMA chain per vector ISA the
+    binary has), by name: {case name: variant}, from its --describe."""
+    cases = describe(Path(bench_dir) / "bench_peak", *F32_PEAK_FLAGS)
+    return {name: c["variant"] for name, c in cases.items() if c["measures"] == {"kind": "compute", "name": "f32"}}
+
+
 def gbench_medians(binary, *flags, repetitions, min_time, warmup_s):
     """Medians by case name (without /real_time) of one Google Benchmark run; failures left out."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from check_common import cpu_model, describe, gbench_medians, write_table
+from check_common import F32_PEAK_FLAGS, cpu_model, describe, f32_fma_chains, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,9 +70,7 @@ def main():
     vendor_variants = list(dict.fromkeys(c["variant"] for c in cases.values() if c["role"] == "vendor"))
     direct_calls = list(dict.fromkeys((c["variant"], c["dtype"]) for c in cases.values()
                                       if c["role"] == "vendor" and not c["skip"]))
-    peak_flags = ("--devices=cpu", "--dtypes=f32")
-    fma_chains = sorted({c["variant"] for c in describe(bench / "bench_peak", *peak_flags).values()
-                         if c["measures"] == {"kind": "compute", "name": "f32"}})
+    fma_chains = sorted(set(f32_fma_chains(bench).values()))
     fma = None
     for _ in range(args.rounds):
         for name, b in gbench(bench / "bench_matmul", *matmul_flags, repetitions=5).items():
@@ -87,7 +85,7 @@ def main():
             row = json.loads(run.stdout)
             if "median_s" in row:
                 add(f"direct {vendor} {dtype} n={n}", row["median_s"])
-        peak = gbench(bench / "bench_peak", *peak_flags, f"--variants={','.join(fma_chains)}", repetitions=3)
+        peak = gbench(bench / "bench_peak", *F32_PEAK_FLAGS, f"--variants={','.join(fma_chains)}", repetitions=3)
         if peak:
             fma = max([fma or 0.0] + [b["flops_per_second"] for b in peak.values()])
         if args.torch:

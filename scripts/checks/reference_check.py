@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from check_common import cpu_model, describe, gbench_medians, write_table
+from check_common import F32_PEAK_FLAGS, cpu_model, describe, f32_fma_chains, gbench_medians, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 BYTES_1GIB_PAIR_KB = 2147484  # likwid's kB are 1000 bytes: two arrays of ~1 GiB
@@ -56,9 +56,7 @@ def main():
     def add(key, value):
         samples.setdefault(key, []).append(value)
 
-    peak_flags = ("--devices=cpu", "--dtypes=f32")
-    fma_cases = {name: c["variant"] for name, c in describe(bench / "bench_peak", *peak_flags).items()
-                 if c["measures"] == {"kind": "compute", "name": "f32"}}
+    fma_cases = f32_fma_chains(bench)
     fma_chains = sorted(set(fma_cases.values()))
     convert_flags = ("--devices=cpu", "--dtypes=f16,bf16", "--sizes=2^26", "--roles=baseline,fastest",
                      "--benchmark_filter=f32->", "--benchmark_enable_random_interleaving=true")
@@ -70,7 +68,7 @@ def main():
         for name, b in flopscope(bench / "bench_copy", "--devices=cpu", "--dtypes=f32", "--sizes=2^28").items():
             add(f"flopscope {name}", b["bytes_per_second"])
         add("likwid peakflops_sp_avx512_fma", likwid("peakflops_sp_avx512_fma", f"N:24kB:{cores}", 200000)["flops_per_second"])
-        for name, b in flopscope(bench / "bench_peak", *peak_flags, f"--variants={','.join(fma_chains)}").items():
+        for name, b in flopscope(bench / "bench_peak", *F32_PEAK_FLAGS, f"--variants={','.join(fma_chains)}").items():
             if name in fma_cases:
                 add(f"flopscope {name}", b["flops_per_second"])
         # The conversions and their f32->f32 copy baseline in one process, repetitions interleaved.
