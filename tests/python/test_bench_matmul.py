@@ -76,6 +76,19 @@ def test_every_variant_of_a_mode_sees_the_same_inputs(tmp_path):
     assert len(runs) >= 9 and max(errors) < 1e-5
 
 
+def test_a_dtype_checked_after_another_of_its_shape_gets_its_own_reference(tmp_path):
+    # The references of a shape are kept for its next variants (Note [one reference per
+    # product]); bf16 runs first here, so an f32 case checked against bf16's inputs' product (a
+    # reference kept by shape alone) would be off by bf16's rounding, ~1e-3, and fail.
+    runs = run(tmp_path, "--squares=128", "--dtypes=bf16,f32", "--layouts=NN,NT")
+    failed = [n for n, b in runs.items() if b.get("error_occurred") and not b["error_message"].startswith("skipped: ")]
+    assert failed == []
+    f32 = [b["max_rel_error"] for name, b in ran(runs).items() if "/f32/" in name]
+    bf16 = [b["max_rel_error"] for name, b in ran(runs).items() if "/bf16/" in name]
+    assert len(f32) >= 6 and len(bf16) >= 6
+    assert max(f32) < 1e-5 < min(bf16)
+
+
 def test_the_sampled_check_passes_correct_kernels_and_reports_errors(tmp_path):
     flags = ("--shapes=150,130,70", "--dtypes=f32,bf16", "--layouts=NN,TN", "--variants=microkernel,blocked")
     full = ran(run(tmp_path, *flags))
