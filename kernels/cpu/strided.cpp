@@ -945,7 +945,7 @@ constexpr std::array<CopyVariant, 4> kVariants = {{
      Device::Kind::cpu, needs_contiguous_destination, direct<CopyProblem, strided_blocked>, nullptr, {}, Role::own,
      {.checker = true}},
     {"simd", "blocked with in-register transposes (AVX-512/AVX2), vector rows, streaming stores above the LLC",
-     Device::Kind::cpu, simd_unavailable, direct<CopyProblem, strided_simd>},
+     Device::Kind::cpu, simd_unavailable, direct<CopyProblem, strided_simd>, nullptr, {}, Role::own, {.speed = 1}},
     {"reorder", "oneDNN's reorder primitive on the view's dims and strides (vendor)", Device::Kind::cpu,
      reorder_unavailable, reorder_prepare, nullptr, {}, Role::vendor},
 }};
