@@ -475,8 +475,9 @@ int main(int argc, char** argv) {
           {// CPU: every variant and mode at 256 and 1024 NN, f32 and bf16 also NT and TN at 1024; at
            // 2048 NN f32 and bf16 only (own kernels against oneDNN and OpenBLAS near the FMA
            // ceiling), without the plain-C++ own kernels (a second a call); at 4096 NN the same
-           // without bf16 decoded to f32 (the f32 case says its speed). Each repetition validates
-           // against an f64 reference. CUDA devices: every default square.
+           // without bf16 decoded to f32 (the f32 case says its speed). Each case is validated
+           // once against f64 references, which the variants of a shape share. CUDA devices: every
+           // default square.
            {"default",
             {"--benchmark_enable_random_interleaving=true",
              "--benchmark_filter=-(/cpu/m=(128|512),"
