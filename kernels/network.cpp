@@ -434,7 +434,8 @@ std::optional<std::string> check_update(const OptimizerProblem& p) {
   optimizer_reference(reference);
   const auto close = [](const TensorRef& got, const TensorRef& expected, const char* name) -> std::optional<std::string> {
     double largest = 0;
-    for (std::int64_t i = 0; i < expected.numel(); ++i) largest = std::max(largest, std::abs(double(expected.ptr<float>()[i])));
+    const float* values = expected.ptr<float>();
+    for (std::int64_t i = 0, n = expected.numel(); i < n; ++i) largest = std::max(largest, std::abs(double(values[i])));
     if (auto error = compare_close(got, expected, {0x1p-18 * largest, 0x1p-18})) return std::string(name) + ": " + *error;
     return std::nullopt;
   };
@@ -456,10 +457,10 @@ std::optional<std::string> check_gelu(const GeluProblem& p) {
   reference.out = expected.ref;
   gelu_reference(reference);
   double largest = 0;
-  for (std::int64_t i = 0; i < p.out.numel(); ++i)
-    largest = std::max(largest, std::abs(load_element(static_cast<const unsigned char*>(expected.ref.element_data()) +
-                                                          i * std::int64_t(p.out.element_size()),
-                                                      p.out.dtype)));
+  const auto* values = static_cast<const unsigned char*>(expected.ref.element_data());
+  const auto size = std::int64_t(p.out.element_size());
+  for (std::int64_t i = 0, n = p.out.numel(); i < n; ++i)
+    largest = std::max(largest, std::abs(load_element(values + i * size, p.out.dtype)));
   const double rtol = p.out.dtype == DType::f64 ? 0x1p-40 : 0x1p-18;
   return compare_close(p.out, expected.ref, {rtol * largest, rtol});
 }

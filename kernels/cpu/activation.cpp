@@ -121,7 +121,9 @@ void gelu_reference(const GeluProblem& p) {
   const auto value = [](const TensorRef& t, std::int64_t i) {
     return t.dtype == DType::f64 ? t.ptr<double>()[i] : double(t.ptr<float>()[i]);
   };
-  for (std::int64_t i = 0; i < p.out.numel(); ++i) {
+  const std::int64_t n = p.out.numel();
+#pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 15))
+  for (std::int64_t i = 0; i < n; ++i) {
     const double y = p.backward ? gelu_grad(value(p.x, i), value(p.grad, i)) : gelu(value(p.x, i));
     if (p.out.dtype == DType::f64) p.out.ptr<double>()[i] = y;
     else p.out.ptr<float>()[i] = float(y);

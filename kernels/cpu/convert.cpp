@@ -97,10 +97,15 @@ void convert_host(const ConvertVariant& variant, const void* in, DType from, voi
 
 // ---- reference -------------------------------------------------------------------------------
 
+// Element by element through lib's encode_bits/decode_bits; both threads on a large count (the
+// conversions' validation at 64Mi elements, and every network step's rounding).
 void encode_reference(const float* in, void* out, std::size_t count, DType to, bool saturate) {
-  for (std::size_t i = 0; i < count; ++i) {
+  const bool two_bytes = dtype_size(to) == 2;
+  const auto n = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 15))
+  for (std::int64_t i = 0; i < n; ++i) {
     const std::uint64_t bits = encode_bits(to, in[i], saturate);
-    if (dtype_size(to) == 2)
+    if (two_bytes)
       static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(bits);
     else
       static_cast<std::uint8_t*>(out)[i] = static_cast<std::uint8_t>(bits);
@@ -108,9 +113,12 @@ void encode_reference(const float* in, void* out, std::size_t count, DType to, b
 }
 
 void decode_reference(const void* in, float* out, std::size_t count, DType from) {
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t bits = dtype_size(from) == 2 ? static_cast<const std::uint16_t*>(in)[i]
-                                                     : static_cast<const std::uint8_t*>(in)[i];
+  const bool two_bytes = dtype_size(from) == 2;
+  const auto n = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 15))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint64_t bits =
+        two_bytes ? static_cast<const std::uint16_t*>(in)[i] : static_cast<const std::uint8_t*>(in)[i];
     out[i] = static_cast<float>(decode_bits(from, bits));
   }
 }
