@@ -149,33 +149,25 @@ std::uint32_t scalar_encode(float x, bool saturate) { return f::encode_f32<F>(x,
 template <class F>
 float scalar_decode(std::uint32_t h) { return f::decode_f32<F>(h); }
 
-// Dispatches on the narrow dtype to Kernel::template run<Format, Element>(...).
+// A narrow dtype's codes as stored: the unsigned integer of its size (from the dtype table).
+template <DType D>
+using CodeOf = std::conditional_t<dtype_row(D).size == 2, std::uint16_t, std::uint8_t>;
+
+// Dispatches on the narrow dtype to Kernel::template encode/decode<Format, Code>(...), for the
+// dtypes a variant supports.
 template <class Kernel, DType... Supported>
 void encode_dispatch(const float* in, void* out, std::size_t count, DType to, bool saturate) {
   require_narrow(to);
   const bool streaming = streaming_for(count, to, false);
   if (((to != Supported) && ...)) throw std::invalid_argument("convert: variant does not convert " + std::string(dtype_name(to)));
-  auto go = [&]<class F, class T>() {
+  auto go = [&]<DType D>() {
+    using T = CodeOf<D>;
     T* dst = static_cast<T*>(out);
     parallel_chunks(count, 64, kParallelMinimum, [&](std::size_t begin, std::size_t n) {
-      Kernel::template encode<F, T>(in + begin, dst + begin, n, saturate, streaming);
+      Kernel::template encode<f::FormatOf<D>, T>(in + begin, dst + begin, n, saturate, streaming);
     });
   };
-  switch (to) {
-    case DType::f16:
-      if constexpr (((DType::f16 == Supported) || ...)) go.template operator()<f::F16, std::uint16_t>();
-      break;
-    case DType::bf16:
-      if constexpr (((DType::bf16 == Supported) || ...)) go.template operator()<f::BF16, std::uint16_t>();
-      break;
-    case DType::f8e4m3:
-      if constexpr (((DType::f8e4m3 == Supported) || ...)) go.template operator()<f::E4M3, std::uint8_t>();
-      break;
-    case DType::f8e5m2:
-      if constexpr (((DType::f8e5m2 == Supported) || ...)) go.template operator()<f::E5M2, std::uint8_t>();
-      break;
-    default: break;
-  }
+  ((to == Supported && (go.template operator()<Supported>(), true)) || ...);
 }
 
 template <class Kernel, DType... Supported>
@@ -183,27 +175,14 @@ void decode_dispatch(const void* in, float* out, std::size_t count, DType from) 
   require_narrow(from);
   const bool streaming = streaming_for(count, from, true);
   if (((from != Supported) && ...)) throw std::invalid_argument("convert: variant does not convert " + std::string(dtype_name(from)));
-  auto go = [&]<class F, class T>() {
+  auto go = [&]<DType D>() {
+    using T = CodeOf<D>;
     const T* src = static_cast<const T*>(in);
     parallel_chunks(count, 64, kParallelMinimum, [&](std::size_t begin, std::size_t n) {
-      Kernel::template decode<F, T>(src + begin, out + begin, n, streaming);
+      Kernel::template decode<f::FormatOf<D>, T>(src + begin, out + begin, n, streaming);
     });
   };
-  switch (from) {
-    case DType::f16:
-      if constexpr (((DType::f16 == Supported) || ...)) go.template operator()<f::F16, std::uint16_t>();
-      break;
-    case DType::bf16:
-      if constexpr (((DType::bf16 == Supported) || ...)) go.template operator()<f::BF16, std::uint16_t>();
-      break;
-    case DType::f8e4m3:
-      if constexpr (((DType::f8e4m3 == Supported) || ...)) go.template operator()<f::E4M3, std::uint8_t>();
-      break;
-    case DType::f8e5m2:
-      if constexpr (((DType::f8e5m2 == Supported) || ...)) go.template operator()<f::E5M2, std::uint8_t>();
-      break;
-    default: break;
-  }
+  ((from == Supported && (go.template operator()<Supported>(), true)) || ...);
 }
 
 // ---- scalar ----------------------------------------------------------------------------------

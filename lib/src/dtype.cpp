@@ -8,24 +8,18 @@ namespace flopscope {
 
 namespace {
 
-constexpr std::array<DTypeRow, 6> kRows = {{
-    {DType::f64, "f64", 8, 11, 52, true, "f64", "float64 fp64 double"},
-    {DType::f32, "f32", 4, 8, 23, true, "f32", "float32 fp32 float"},
-    {DType::f16, "f16", 2, 5, 10, true, "f16", "float16 fp16 half"},
-    {DType::bf16, "bf16", 2, 8, 7, true, "bf16", "bfloat16"},
-    {DType::f8e4m3, "f8e4m3", 1, 4, 3, false, "f8e4m3", "float8_e4m3fn e4m3fn e4m3 fp8e4m3"},
-    {DType::f8e5m2, "f8e5m2", 1, 5, 2, true, "f8e5m2", "float8_e5m2 e5m2 fp8e5m2"},
-}};
+constexpr const auto& kRows = kDTypeRows;
+static_assert([] {
+  for (DType dtype : kAllDTypes)
+    if (dtype_row(dtype).dtype != dtype) return false;
+  return kAllDTypes.size() == kDTypeRows.size();
+}(), "every DType has one row");
 
-const DTypeRow& row(DType dtype) {
-  return *std::find_if(kRows.begin(), kRows.end(), [&](const DTypeRow& r) { return r.dtype == dtype; });
-}
+const DTypeRow& row(DType dtype) { return dtype_row(dtype); }
 
 }  // namespace
 
 std::span<const DTypeRow> dtype_rows() { return kRows; }
-
-const DTypeRow& dtype_row(DType dtype) { return row(dtype); }
 
 std::string_view dtype_name(DType dtype) { return row(dtype).name; }
 

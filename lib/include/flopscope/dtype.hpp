@@ -16,8 +16,9 @@ enum class DType { f64, f32, f16, bf16, f8e4m3, f8e5m2 };
 inline constexpr std::array<DType, 6> kAllDTypes = {DType::f64,  DType::f32,    DType::f16,
                                                     DType::bf16, DType::f8e4m3, DType::f8e5m2};
 
-// Note [one dtype table]: every fact of a storage dtype is in one row of dtype.cpp's table, read
-// by numerics (float_layout: the bit layout, and from it range, epsilon, digits), compute modes
+// Note [one dtype table]: every fact of a storage dtype is in one row of kDTypeRows, read by
+// numerics (float_layout: the bit layout, and from it range, epsilon, digits; at compile time
+// fast::FormatOf, the fast paths' and the conversion kernels' formats), compute modes
 // (natural_compute_mode), tensors (significand bits of random values) and `flopscope dtypes`.
 struct DTypeRow {
   DType dtype;
@@ -28,8 +29,21 @@ struct DTypeRow {
   std::string_view natural_compute;  // the compute mode it computes in when nothing else is asked
   std::string_view aliases;          // other names, space-separated: PyTorch's, ml_dtypes', short ones
 };
+inline constexpr std::array<DTypeRow, 6> kDTypeRows = {{
+    {DType::f64, "f64", 8, 11, 52, true, "f64", "float64 fp64 double"},
+    {DType::f32, "f32", 4, 8, 23, true, "f32", "float32 fp32 float"},
+    {DType::f16, "f16", 2, 5, 10, true, "f16", "float16 fp16 half"},
+    {DType::bf16, "bf16", 2, 8, 7, true, "bf16", "bfloat16"},
+    {DType::f8e4m3, "f8e4m3", 1, 4, 3, false, "f8e4m3", "float8_e4m3fn e4m3fn e4m3 fp8e4m3"},
+    {DType::f8e5m2, "f8e5m2", 1, 5, 2, true, "f8e5m2", "float8_e5m2 e5m2 fp8e5m2"},
+}};
 std::span<const DTypeRow> dtype_rows();
-const DTypeRow& dtype_row(DType dtype);
+// Constant where the dtype is (fast::FormatOf<D>, the conversion kernels' storage types).
+constexpr const DTypeRow& dtype_row(DType dtype) {
+  for (const DTypeRow& row : kDTypeRows)
+    if (row.dtype == dtype) return row;
+  return kDTypeRows[0];  // unreachable: every DType has its row (dtype.cpp checks)
+}
 
 // Short name used in benchmark names and on the command line: "f32", "bf16", "f8e4m3", ...
 std::string_view dtype_name(DType dtype);

@@ -115,10 +115,14 @@ struct Format {
       bias == 127 ? 1u << (23 - M) : (128u - bias - M) << 23;
 };
 
-using F16 = Format<5, 10, true>;
-using BF16 = Format<8, 7, true>;
-using E4M3 = Format<4, 3, false>;
-using E5M2 = Format<5, 2, true>;
+// A narrow dtype's format, from its row of the dtype table (Note [one dtype table]).
+template <DType D>
+using FormatOf = Format<dtype_row(D).exponent_bits, dtype_row(D).mantissa_bits, dtype_row(D).has_inf>;
+
+using F16 = FormatOf<DType::f16>;
+using BF16 = FormatOf<DType::bf16>;
+using E4M3 = FormatOf<DType::f8e4m3>;
+using E5M2 = FormatOf<DType::f8e5m2>;
 
 template <class F>
 constexpr std::uint32_t encode_f32(float x, bool saturate) {
