@@ -107,52 +107,80 @@ double device_peak(const TrainOptions& o, std::string* description) {
   return peak->flops_per_second;
 }
 
-json run_json(const TrainOptions& o, std::int64_t parameters, std::optional<RunFlops> exact, double peak,
-              std::int64_t devices) {
-  json out = {{"parameters", parameters}, {"tokens", *o.tokens},
-              {"six_n_t", json_count(six_n_t(parameters, *o.tokens))}};
-  if (exact)
-    out["exact"] = {{"model", o.model->name}, {"seq", *o.seq}, {"pytorch_flops", json_count(exact->pytorch_flops)},
-                    {"flops", json_count(exact->flops)}, {"rounded", exact->rounded}};
-  if (peak > 0 && o.mfu) {
-    const double seconds = training_seconds(six_n_t(parameters, *o.tokens), peak, devices, *o.mfu);
-    out["device"] = {{"name", device_name(o)}, {"peak_flops_per_second", peak}, {"devices", devices}, {"mfu", *o.mfu}};
-    out["seconds"] = seconds;
-    out["days"] = seconds / 86400;
-    if (exact) out["exact"]["days"] = training_seconds(exact->pytorch_flops, peak, devices, *o.mfu) / 86400;
+// Each section's figures are computed once, here, and rendered twice: as text (print_*) and as
+// JSON (*_json), which only format them.
+
+// The device a run or a step is set against (--device or --peak; devices 1 unless --devices).
+struct DeviceFigures {
+  std::string name, description;  // "H100 SXM"; "H100 SXM, bf16 dense peak 989.4 TFLOP/s (...)"
+  double peak = 0;                 // FLOP/s, 0 without a device
+  std::int64_t devices = 1;
+};
+
+// ---- the run: 6·N·T, the exact count, the wall-clock time at an MFU ----
+
+struct RunFigures {
+  std::int64_t parameters = 0, tokens = 0;
+  Count128 six_n_t;
+  std::optional<RunFlops> exact;  // with --model
+  std::string model;
+  std::int64_t seq = 0;
+  std::optional<double> mfu;
+  std::optional<double> seconds, exact_seconds;  // with a device and --mfu
+};
+
+RunFigures run_figures(const TrainOptions& o, std::int64_t parameters, std::optional<RunFlops> exact,
+                       const DeviceFigures& device) {
+  RunFigures f{.parameters = parameters, .tokens = *o.tokens, .six_n_t = six_n_t(parameters, *o.tokens), .exact = exact,
+               .model = o.model ? o.model->name : "", .seq = o.seq.value_or(0), .mfu = o.mfu};
+  if (device.peak > 0 && o.mfu) {
+    f.seconds = training_seconds(f.six_n_t, device.peak, device.devices, *o.mfu);
+    if (exact) f.exact_seconds = training_seconds(exact->pytorch_flops, device.peak, device.devices, *o.mfu);
+  }
+  return f;
+}
+
+json run_json(const RunFigures& f, const DeviceFigures& device) {
+  json out = {{"parameters", f.parameters}, {"tokens", f.tokens}, {"six_n_t", json_count(f.six_n_t)}};
+  if (f.exact)
+    out["exact"] = {{"model", f.model}, {"seq", f.seq}, {"pytorch_flops", json_count(f.exact->pytorch_flops)},
+                    {"flops", json_count(f.exact->flops)}, {"rounded", f.exact->rounded}};
+  if (f.seconds) {
+    out["device"] = {{"name", device.name}, {"peak_flops_per_second", device.peak}, {"devices", device.devices},
+                     {"mfu", *f.mfu}};
+    out["seconds"] = *f.seconds;
+    out["days"] = *f.seconds / 86400;
+    if (f.exact_seconds) out["exact"]["days"] = *f.exact_seconds / 86400;
   }
   return out;
 }
 
-void print_run(const TrainOptions& o, std::int64_t parameters, std::optional<RunFlops> exact, double peak,
-               const std::string& peak_text, std::int64_t devices) {
-  const Count128 six = six_n_t(parameters, *o.tokens);
-  std::printf("run: %s parameters x %s tokens\n", format_thousands(parameters).c_str(),
-              format_thousands(*o.tokens).c_str());
-  std::printf("  FLOPs 6·N·T            %s\n", exact_and_short(six).c_str());
-  if (exact) {
+void print_run(const RunFigures& f, const DeviceFigures& device) {
+  std::printf("run: %s parameters x %s tokens\n", format_thousands(f.parameters).c_str(),
+              format_thousands(f.tokens).c_str());
+  std::printf("  FLOPs 6·N·T            %s\n", exact_and_short(f.six_n_t).c_str());
+  if (f.exact) {
     std::printf("  FLOPs exact, pytorch   %s  (%s at seq %s: with the attention term%s)\n",
-                exact_and_short(exact->pytorch_flops).c_str(), o.model->name.c_str(),
-                format_thousands(*o.seq).c_str(), exact->rounded ? "; tokens / seq rounded down" : "");
-    std::printf("  FLOPs exact, full      %s\n", exact_and_short(exact->flops).c_str());
+                exact_and_short(f.exact->pytorch_flops).c_str(), f.model.c_str(), format_thousands(f.seq).c_str(),
+                f.exact->rounded ? "; tokens / seq rounded down" : "");
+    std::printf("  FLOPs exact, full      %s\n", exact_and_short(f.exact->flops).c_str());
   }
-  if (peak > 0 && o.mfu) {
-    std::printf("  device                 %s\n", peak_text.c_str());
-    std::printf("                         x %s devices at %.1f%% MFU\n", format_thousands(devices).c_str(),
-                100 * *o.mfu);
-    const double seconds = training_seconds(six, peak, devices, *o.mfu);
-    std::printf("  wall-clock (6·N·T)     %.4g s = %.1f days\n", seconds, seconds / 86400);
-    if (exact) {
-      const double exact_seconds = training_seconds(exact->pytorch_flops, peak, devices, *o.mfu);
-      std::printf("  wall-clock (exact)     %.4g s = %.1f days\n", exact_seconds, exact_seconds / 86400);
-    }
-  } else if (peak > 0) {  // a device without --mfu
+  if (f.seconds) {
+    std::printf("  device                 %s\n", device.description.c_str());
+    std::printf("                         x %s devices at %.1f%% MFU\n", format_thousands(device.devices).c_str(),
+                100 * *f.mfu);
+    std::printf("  wall-clock (6·N·T)     %.4g s = %.1f days\n", *f.seconds, *f.seconds / 86400);
+    if (f.exact_seconds)
+      std::printf("  wall-clock (exact)     %.4g s = %.1f days\n", *f.exact_seconds, *f.exact_seconds / 86400);
+  } else if (device.peak > 0) {  // a device without --mfu
     std::printf("  (add --mfu 0.4, the fraction of the %s peak that the run sustains (0.3 to 0.5 is usual for "
-                "large models), for the wall-clock time)\n", device_name(o).c_str());
+                "large models), for the wall-clock time)\n", device.name.c_str());
   } else {
     std::printf("  (add --device h100 (or --peak FLOP/s) and --mfu 0.4 [--devices N] for the wall-clock time)\n");
   }
 }
+
+// ---- the memory: the largest model whose training state fits ----
 
 json largest_json(const LargestModel& largest, std::int64_t memory) {
   json components = json::array();
@@ -179,43 +207,51 @@ void print_largest(const TrainOptions& o, const LargestModel& largest) {
   std::printf("(activations, temporary buffers and allocator fragmentation are not counted: a real run fits fewer)\n");
 }
 
-json mfu_json(const ModelAccount& model, double seconds, double peak, std::int64_t devices) {
-  const FlopTotals step = model.step();
-  const Count128 six = six_n_t(model.parameters, model.tokens());
-  return {{"model", model.config.name}, {"batch", model.batch}, {"seq", model.seq}, {"step_seconds", seconds},
-          {"devices", devices}, {"peak_flops_per_second", peak},
-          {"step_pytorch_flops", json_count(step.pytorch_flops)}, {"step_flops", json_count(step.flops)},
-          {"six_n_t", json_count(six)},
-          {"mfu", model_flops_utilization(step.pytorch_flops, seconds, peak, devices)},
-          {"mfu_full", model_flops_utilization(step.flops, seconds, peak, devices)},
-          {"mfu_six_n_t", model_flops_utilization(six, seconds, peak, devices)},
-          {"tokens_per_second", static_cast<double>(model.tokens()) / seconds}};
+// ---- a measured step: its MFU by three counts ----
+
+struct StepFigures {
+  std::string model;
+  std::int64_t batch = 0, seq = 0, tokens = 0;
+  double seconds = 0;
+  FlopTotals step;
+  Count128 six_n_t;
+  double mfu = 0, mfu_full = 0, mfu_six_n_t = 0, tokens_per_second = 0;
+};
+
+StepFigures step_figures(const ModelAccount& model, double seconds, const DeviceFigures& device) {
+  StepFigures f{.model = model.config.name, .batch = model.batch, .seq = model.seq, .tokens = model.tokens(),
+                .seconds = seconds, .step = model.step(), .six_n_t = six_n_t(model.parameters, model.tokens())};
+  f.mfu = model_flops_utilization(f.step.pytorch_flops, seconds, device.peak, device.devices);
+  f.mfu_full = model_flops_utilization(f.step.flops, seconds, device.peak, device.devices);
+  f.mfu_six_n_t = model_flops_utilization(f.six_n_t, seconds, device.peak, device.devices);
+  f.tokens_per_second = static_cast<double>(f.tokens) / seconds;
+  return f;
 }
 
-void print_mfu(const ModelAccount& model, double seconds, double peak, const std::string& peak_text,
-               std::int64_t devices) {
-  const FlopTotals step = model.step();
-  const Count128 six = six_n_t(model.parameters, model.tokens());
-  std::printf("step: %s, batch %s x seq %s = %s tokens in %.6g s on %s device%s\n", model.config.name.c_str(),
-              format_thousands(model.batch).c_str(), format_thousands(model.seq).c_str(),
-              format_thousands(model.tokens()).c_str(), seconds, format_thousands(devices).c_str(),
-              devices == 1 ? "" : "s");
-  std::printf("  device        %s\n", peak_text.c_str());
-  std::printf("  MFU           %.2f%%  (step FLOPs, pytorch convention: %s)\n",
-              100 * model_flops_utilization(step.pytorch_flops, seconds, peak, devices),
-              exact_and_short(step.pytorch_flops).c_str());
-  std::printf("  full count    %.2f%%  (%s)\n", 100 * model_flops_utilization(step.flops, seconds, peak, devices),
-              exact_and_short(step.flops).c_str());
-  std::printf("  6·N·T         %.2f%%  (%s)\n", 100 * model_flops_utilization(six, seconds, peak, devices),
-              exact_and_short(six).c_str());
-  std::printf("  throughput    %.1f tokens/s\n", static_cast<double>(model.tokens()) / seconds);
+json mfu_json(const StepFigures& f, const DeviceFigures& device) {
+  return {{"model", f.model}, {"batch", f.batch}, {"seq", f.seq}, {"step_seconds", f.seconds},
+          {"devices", device.devices}, {"peak_flops_per_second", device.peak},
+          {"step_pytorch_flops", json_count(f.step.pytorch_flops)}, {"step_flops", json_count(f.step.flops)},
+          {"six_n_t", json_count(f.six_n_t)}, {"mfu", f.mfu}, {"mfu_full", f.mfu_full}, {"mfu_six_n_t", f.mfu_six_n_t},
+          {"tokens_per_second", f.tokens_per_second}};
+}
+
+void print_mfu(const StepFigures& f, const DeviceFigures& device) {
+  std::printf("step: %s, batch %s x seq %s = %s tokens in %.6g s on %s device%s\n", f.model.c_str(),
+              format_thousands(f.batch).c_str(), format_thousands(f.seq).c_str(), format_thousands(f.tokens).c_str(),
+              f.seconds, format_thousands(device.devices).c_str(), device.devices == 1 ? "" : "s");
+  std::printf("  device        %s\n", device.description.c_str());
+  std::printf("  MFU           %.2f%%  (step FLOPs, pytorch convention: %s)\n", 100 * f.mfu,
+              exact_and_short(f.step.pytorch_flops).c_str());
+  std::printf("  full count    %.2f%%  (%s)\n", 100 * f.mfu_full, exact_and_short(f.step.flops).c_str());
+  std::printf("  6·N·T         %.2f%%  (%s)\n", 100 * f.mfu_six_n_t, exact_and_short(f.six_n_t).c_str());
+  std::printf("  throughput    %.1f tokens/s\n", f.tokens_per_second);
 }
 
 int cmd_train(const Args& args) {
   TrainOptions o = read_train_options(args);
-  std::string peak_text;
-  const double peak = has_device(o) ? device_peak(o, &peak_text) : 0;
-  const std::int64_t devices = o.devices.value_or(1);
+  DeviceFigures device{.name = device_name(o), .devices = o.devices.value_or(1)};
+  if (has_device(o)) device.peak = device_peak(o, &device.description);
   json out = json::object();
   bool printed = false;
   auto separate = [&] {
@@ -240,8 +276,9 @@ int cmd_train(const Args& args) {
     const std::int64_t parameters =
         o.params ? *o.params : transformer_account(*o.model, 1, 1, DType::f32).active_parameters;
     separate();
-    if (o.json) out["run"] = run_json(o, parameters, exact, peak, devices);
-    else print_run(o, parameters, exact, peak, peak_text, devices);
+    const RunFigures figures = run_figures(o, parameters, exact, device);
+    if (o.json) out["run"] = run_json(figures, device);
+    else print_run(figures, device);
   }
   // Data-parallel communication per step (account_comm.cpp, the collectives workstream) is
   // reported here, between the run's FLOPs and its memory.
@@ -256,8 +293,9 @@ int cmd_train(const Args& args) {
       throw UsageError{"--step-time needs --model (or --config), --batch, --seq and --device"};
     const ModelAccount model = transformer_account(*o.model, *o.batch, *o.seq, o.dtype);
     separate();
-    if (o.json) out["step"] = mfu_json(model, *o.step_seconds, peak, devices);
-    else print_mfu(model, *o.step_seconds, peak, peak_text, devices);
+    const StepFigures figures = step_figures(model, *o.step_seconds, device);
+    if (o.json) out["step"] = mfu_json(figures, device);
+    else print_mfu(figures, device);
   }
   if (o.json) std::printf("%s\n", dump_exact(out).c_str());
   return 0;
