@@ -375,6 +375,15 @@ void pack_b_amx(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0
   const std::int64_t chunks = (kc + 31) / 32;
   for (std::int64_t q = 0; q < chunks; ++q) {
     auto* out = reinterpret_cast<std::uint32_t*>(dst + q * nr);
+    if (b.rs == 1 && b.cs != 1 && cols == nr && 32 * q + 32 <= kc) {
+      // B a transposed view (k contiguous, NT): a column's 32 k are 16 pairs in one line; the
+      // chunk is that 32 x 16 block of pairs transposed, a column at a time.
+      for (int c = 0; c < 32; ++c) {
+        const unsigned char* column = b.at(p0 + 32 * q, j0 + c);
+        for (int s = 0; s < 16; ++s) out[s * nr + c] = load_raw<std::uint32_t>(column + 4 * s);
+      }
+      continue;
+    }
     for (int s = 0; s < 16; ++s, out += nr) {
       const std::int64_t k0 = p0 + 32 * q + 2 * s;
       const bool has0 = k0 < p0 + kc, has1 = k0 + 1 < p0 + kc;
