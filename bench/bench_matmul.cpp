@@ -158,14 +158,15 @@ struct Judged {
 // the same values in every layout and variant), so their references are the same, and a 4096^3
 // case's are three dgemms in f64 (~4 s on 2 cores, against ~0.4 s for the case's 6 timed
 // runs). The last references computed are kept, keyed by everything they are computed from:
-// the sizes, the lines, alpha (fp8's scales) and a hash of A's and B's values in logical order,
-// so a case whose inputs differ in any element computes its own.
+// the sizes, the dtypes, the lines, alpha (fp8's scales) and a hash of A's and B's values in
+// logical order, so a case whose inputs differ in any element computes its own.
 struct References {
   Tensor sums, abs_sums;
 };
 
 struct ReferenceKey {
   std::int64_t m = 0, n = 0, k = 0;
+  DType a = DType::f64, b = DType::f64;  // what the hashed bytes are
   double alpha = 0;
   std::uint64_t values = 0;
   std::optional<std::vector<std::int64_t>> rows;
@@ -199,7 +200,7 @@ constexpr std::size_t kKeptReferences = 4;  // the exact and ideal references of
 std::optional<References> references(const kernels::MatmulProblem& p,
                                       const std::optional<std::vector<std::int64_t>>& rows) {
   static std::vector<std::pair<ReferenceKey, References>> kept;  // most recent first
-  const ReferenceKey key{p.m(), p.n(), p.k(), double(p.scale_a) * double(p.scale_b),
+  const ReferenceKey key{p.m(), p.n(), p.k(), p.a.dtype, p.b.dtype, double(p.scale_a) * double(p.scale_b),
                          kernels::hash_index(values_hash(p.a), values_hash(p.b)), rows};
   for (auto it = kept.begin(); it != kept.end(); ++it)
     if (it->first == key) {
