@@ -71,27 +71,14 @@ std::span<const kernels::MatmulVariant> matmul_variants(Device::Kind kind) {
 
 std::vector<VariantRow> variant_names(Device::Kind kind) { return table_rows(matmul_variants(kind)); }
 
-// The CPU's kernels whose row `keep` picks, as a regex alternative for the default suite's filter
-// (names come from the table, never typed here).
-template <class Keep>
-std::string cpu_variants(Keep keep) {
-  std::string names;
-  int count = 0;
-  for (const auto& v : kernels::cpu_matmul_variants())
-    if (keep(v)) names += (count++ ? "|" : "") + std::string(v.name);
-  return count == 1 ? names : "(" + names + ")";
-}
-
 // Plain own kernels (own rows not marked fast: a second a call at 2048^3).
-std::string slow_own_cpu_variants() {
-  return cpu_variants([](const auto& v) { return v.role == kernels::Role::own && v.traits.speed == 0; });
-}
+std::string slow_own_cpu_variants() { return slow_own_alternative(kernels::cpu_matmul_variants()); }
 
 // Kernels that do not run bf16 at its own rate: own kernels that decode narrow dtypes to f32
 // (MatmulInfo::emulated: their bf16 case says nothing that the f32 case does not) and the f64
 // reference loop (a skip at these sizes).
 std::string not_bf16_rate_cpu_variants() {
-  return cpu_variants([](const auto& v) {
+  return names_alternative(kernels::cpu_matmul_variants(), [](const kernels::MatmulVariant& v) {
     return (v.role == kernels::Role::own && v.info.emulated) || v.role == kernels::Role::reference;
   });
 }

@@ -40,15 +40,6 @@ namespace {
 
 constexpr std::int64_t kReferenceLimit = std::int64_t{1} << 22;
 
-// The CPU's own kernels not marked fast (RowTraits::speed 0), as a regex alternative for the
-// default suite's filter (names come from the table, never typed here).
-std::string slow_own_cpu_variants() {
-  std::string names;
-  for (const auto& v : kernels::cpu_strided_variants())
-    if (v.role == kernels::Role::own && v.traits.speed == 0) names += (names.empty() ? "" : "|") + std::string(v.name);
-  return "(" + names + ")";
-}
-
 // A view of a contiguous source tensor, and how its case is named.
 struct ViewSpec {
   std::vector<std::pair<std::string, std::int64_t>> shape;  // the source's dims, for the name
@@ -309,7 +300,7 @@ int main(int argc, char** argv) {
   // makes it a default: one call 0.3-2.3 s, 6 repetitions at least; the 8192^2 cases say how
   // they scale).
   family.suites = {{"default", {"--dtypes=" + std::string(dtype_name(DType::f32)) + "," + std::string(dtype_name(kDefaultExtraDType)),
-                                "--benchmark_filter=-^strided/" + slow_own_cpu_variants() +
+                                "--benchmark_filter=-^strided/" + slow_own_alternative(kernels::cpu_strided_variants()) +
                                     "/[^/]+/cpu/m=[0-9]{5,},n=[0-9]{5,}/view=transpose",
                                 "--benchmark_enable_random_interleaving=true"}},
                    // One case of each view kind.

@@ -83,6 +83,23 @@ std::vector<VariantRow> table_rows(std::span<const V> table) {
   return rows;
 }
 
+// The names of a kernel table's rows that `keep` picks, as a regex alternative "(a|b)" for a
+// suite's --benchmark_filter: a suite names its variants by their traits, never by typing them.
+template <class V, class Keep>
+std::string names_alternative(std::span<const V> table, Keep keep) {
+  std::string names;
+  for (const auto& v : table)
+    if (keep(v)) names += (names.empty() ? "" : "|") + std::string(v.name);
+  return "(" + names + ")";
+}
+
+// The plain own kernels: own rows not marked fast (RowTraits::speed 0), which a default suite
+// leaves out of its largest sizes.
+template <class V>
+std::string slow_own_alternative(std::span<const V> table) {
+  return names_alternative(table, [](const V& v) { return v.role == kernels::Role::own && v.traits.speed == 0; });
+}
+
 struct Bench {
   std::string name;  // for --help: "conversions", "memory ceilings"
   // The variants on one kind of device, in the order they run (from the kernel tables).
