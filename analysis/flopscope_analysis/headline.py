@@ -240,7 +240,8 @@ def headline_lines(run: Run) -> list[str]:
     lines += _drift_lines(run) + [""]
     best, gaps = _best_table(run)
     lines += ["Per family and device, the own case nearest its ceiling among the fastest own variant "
-              "of each shape and dtype (sizes that fit in a cache are left out where others ran; a copy is held against the copy ceiling, a 3-stream "
+              "of each shape and dtype (sizes that fit in a cache are left out where others ran; a "
+              "copy is held against the copy ceiling, a 3-stream "
               "op against triad, compute against its mode's FMA ceiling), and the vendor or "
               "baseline of the same shape timed in the same process:", ""]
     lines += best + [""] + _gap_lines(gaps) + [""]

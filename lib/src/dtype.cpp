@@ -6,24 +6,17 @@
 
 namespace flopscope {
 
-namespace {
-
-constexpr const auto& kRows = kDTypeRows;
 static_assert([] {
   for (DType dtype : kAllDTypes)
     if (dtype_row(dtype).dtype != dtype) return false;
   return kAllDTypes.size() == kDTypeRows.size();
 }(), "every DType has one row");
 
-const DTypeRow& row(DType dtype) { return dtype_row(dtype); }
+std::span<const DTypeRow> dtype_rows() { return kDTypeRows; }
 
-}  // namespace
+std::string_view dtype_name(DType dtype) { return dtype_row(dtype).name; }
 
-std::span<const DTypeRow> dtype_rows() { return kRows; }
-
-std::string_view dtype_name(DType dtype) { return row(dtype).name; }
-
-std::size_t dtype_size(DType dtype) { return row(dtype).size; }
+std::size_t dtype_size(DType dtype) { return dtype_row(dtype).size; }
 
 namespace {
 
@@ -44,7 +37,7 @@ bool is_ambiguous_fp8(std::string_view text) {
 std::optional<DType> parse_dtype(std::string_view text) {
   std::string lower = lowercase(text);
   if (lower.starts_with("torch.")) lower.erase(0, 6);
-  for (const auto& r : kRows) {
+  for (const auto& r : kDTypeRows) {
     if (r.name == lower) return r.dtype;
     for (std::string_view rest = r.aliases; !rest.empty();) {
       const std::size_t space = std::min(rest.find(' '), rest.size());
@@ -57,7 +50,7 @@ std::optional<DType> parse_dtype(std::string_view text) {
 
 std::string dtype_list() {
   std::string out;
-  for (const auto& r : kRows) {
+  for (const auto& r : kDTypeRows) {
     if (!out.empty()) out += ", ";
     out += r.name;
   }
