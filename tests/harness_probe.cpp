@@ -6,16 +6,26 @@
 //   variants: copy (a real copy: passes), skip (unavailable), wrong (adds 1 to one element:
 //   fails validation), throws (prepare throws), explodes (the timed call throws on its 3rd call),
 //   counted (a copy that says "probe: prepared <name>" on stderr each time it is set up)
+// `harness_probe --idle-cpu` instead runs an OpenMP region and an OpenBLAS dgemm, then prints
+// the process's CPU time while this thread sleeps 0.25 s: what the idle thread pools burn
+// (bench/harness/thread_pools.cpp, Note [idle thread pools]).
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "copy_cases.hpp"
 #include "flopscope/kernels/copy.hpp"
+#include "flopscope/kernels/matmul.hpp"
+#include "flopscope/tensor.hpp"
 #include "harness/harness.hpp"
+#include "harness/thread_pools.hpp"
 
 using namespace flopscope;
 using namespace flopscope::bench;
@@ -66,9 +76,34 @@ std::optional<Case> build(const Point& p) {
   return c;
 }
 
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+int idle_cpu() {
+  const std::int64_t n = 256;
+  Tensor a = empty({n, n}, {DType::f32}), b = empty({n, n}, {DType::f32}), c = empty({n, n}, {DType::f32});
+  Tensor sums = empty({n, n}, {DType::f64}), scale = empty({n, n}, {DType::f64});
+  auto* pa = static_cast<float*>(a.data_ptr());
+  auto* pb = static_cast<float*>(b.data_ptr());
+#pragma omp parallel for
+  for (std::int64_t i = 0; i < n * n; ++i) pa[i] = pb[i] = float(i % 7);
+  const bool blas = kernels::matmul_reference_blas({a.ref(), b.ref(), c.ref(), ComputeMode::f32},
+                                                   static_cast<double*>(sums.data_ptr()), static_cast<double*>(scale.data_ptr()));
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  std::printf("openblas=%d idle_cpu_ms=%.1f\n", blas ? 1 : 0, 1e3 * (cpu_seconds() - before));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  cap_idle_spin(argv);
+  if (argc == 2 && std::string(argv[1]) == "--idle-cpu") return idle_cpu();
   const Family family{
       .binary = "harness_probe",
       .summary = "The harness's own test family.",

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
+#include "thread_pools.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -81,7 +82,11 @@ std::string context_json(const std::string& binary, const Selection& selection, 
                       {"cuda", nullptr}
 #endif
   };
-  context["run"] = {{"hot", selection.hot}, {"blocking_kernel", selection.blocking}, {"argv", selection.argv}, {"omp_threads", omp_get_max_threads()}};
+  context["run"] = {{"hot", selection.hot},
+                    {"blocking_kernel", selection.blocking},
+                    {"argv", selection.argv},
+                    {"omp_threads", omp_get_max_threads()},
+                    {"thread_pools", thread_pool_settings()}};
   json probed = json::object(), skipped = json::object();
   for (const auto& ctx : devices) {
     if (ctx.unavailable)

@@ -22,6 +22,7 @@
 #include "flopscope/checked.hpp"
 #include "rounds.hpp"
 #include "run_case.hpp"
+#include "thread_pools.hpp"
 
 namespace flopscope::bench {
 
@@ -439,6 +440,7 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
 }  // namespace
 
 int run_family(int argc, char** argv, const Family& family) {
+  cap_idle_spin(argv);  // Note [idle thread pools]
   const std::string& binary = family.binary;
   Selection selection = parse_flags(argc, argv, family);
   const std::string out = flag_value(selection.benchmark_args, "--benchmark_out");

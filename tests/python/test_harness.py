@@ -237,3 +237,33 @@ def test_google_benchmarks_compare_reads_the_rules_json(tmp_path):
                            str(tmp_path / "rule.json")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "probe/copy/f32/cpu/n=1024/view=transpose/perm=01/real_time_median" in proc.stdout
+
+
+def idle_cpu_ms(env):
+    """harness_probe --idle-cpu: an OpenMP region and an OpenBLAS dgemm, then the process's CPU
+    milliseconds while its main thread sleeps 0.25 s (what idle thread pools burn)."""
+    proc = subprocess.run([str(binary(PROBE)), "--idle-cpu"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    fields = dict(word.split("=") for word in proc.stdout.split())
+    if fields["openblas"] != "1":
+        pytest.skip("a build without OpenBLAS: no second thread pool")
+    return float(fields["idle_cpu_ms"])
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the pools have no second thread to spin")
+def test_idle_thread_pools_give_the_cores_back_between_cases(tmp_path):
+    # Note [idle thread pools] (bench/harness/thread_pools.cpp): unset, the harness caps both
+    # pools' spin; the runtimes' defaults (set by hand here) spin for ~0.1 s after a call.
+    clean = {k: v for k, v in ENV.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GOMP_SPINCOUNT")}
+    assert idle_cpu_ms(dict(clean, OPENBLAS_THREAD_TIMEOUT="28", GOMP_SPINCOUNT="300000")) > 30
+    assert idle_cpu_ms(clean) < 10
+    # The settings in effect are in the context; a caller's own value is kept.
+    out = tmp_path / "out.json"
+    for env, expected in ((clean, {"OPENBLAS_THREAD_TIMEOUT": "20", "GOMP_SPINCOUNT": "10000"}),
+                          (dict(clean, GOMP_SPINCOUNT="5"), {"OPENBLAS_THREAD_TIMEOUT": "20", "GOMP_SPINCOUNT": "5"})):
+        proc = subprocess.run([str(binary(PROBE)), "--variants=copy", "--benchmark_min_time=0.001",
+                               "--benchmark_repetitions=1", f"--benchmark_out={out}"],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        context = json.loads(json.loads(out.read_text())["context"]["flopscope"])
+        assert context["run"]["thread_pools"] == expected
