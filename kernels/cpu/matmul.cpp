@@ -275,20 +275,19 @@ void pack_b(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, in
   }
 }
 
-// pack_a for f32 rows of unit column stride on AVX-512: 16 k of up to 16 rows loaded as vectors,
-// transposed in registers (16 x 16) and stored k by k (mr lanes each); the k left over and other
-// layouts as pack_a.
-__attribute__((target("avx512f"))) void pack_a_f32_avx512(const View& a, std::int64_t i0, int mr, std::int64_t p0,
-                                                          std::int64_t kc, float* dst) {
-  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
-  if (a.cs != 1 || mr > 16 || kc < 16) return pack_a<FromF32, float>(a, i0, mr, p0, kc, dst);
-  const float* row[16];
-  for (int r = 0; r < rows; ++r) row[r] = reinterpret_cast<const float*>(a.at(i0 + r, p0));
-  const __mmask16 lanes = __mmask16((1u << mr) - 1);
+// 32-bit elements of up to 16 rows, each read along its length (count elements from row[r]),
+// written transposed: element kk of row r to dst[kk·ld + r], `lanes` (the low bits) of each
+// destination run of 16, zero for rows past `rows`. 16 elements of every row loaded as vectors and
+// transposed in registers (16 x 16); the elements left over one by one. f32 A slivers use it, and
+// bf16 pairs read along k (a pair is 32 bits).
+__attribute__((target("avx512f"))) void transpose_rows_avx512(const void* const* row, int rows, std::int64_t count,
+                                                              void* out, std::int64_t ld, __mmask16 lanes) {
+  float* dst = static_cast<float*>(out);
   std::int64_t kk = 0;
-  for (; kk + 16 <= kc; kk += 16) {
+  for (; kk + 16 <= count; kk += 16) {
     __m512 v[16], t[16];
-    for (int r = 0; r < 16; ++r) v[r] = r < rows ? _mm512_loadu_ps(row[r] + kk) : _mm512_setzero_ps();
+    for (int r = 0; r < 16; ++r)
+      v[r] = r < rows ? _mm512_loadu_ps(reinterpret_cast<const float*>(row[r]) + kk) : _mm512_setzero_ps();
     for (int r = 0; r < 16; r += 2) {  // pairs of rows interleaved
       t[r] = _mm512_unpacklo_ps(v[r], v[r + 1]);
       t[r + 1] = _mm512_unpackhi_ps(v[r], v[r + 1]);
@@ -309,10 +308,26 @@ __attribute__((target("avx512f"))) void pack_a_f32_avx512(const View& a, std::in
       v[q] = _mm512_shuffle_f32x4(t[q], t[8 + q], 0x88);
       v[8 + q] = _mm512_shuffle_f32x4(t[q], t[8 + q], 0xdd);
     }
-    for (int c = 0; c < 16; ++c) _mm512_mask_storeu_ps(dst + (kk + c) * mr, lanes, v[c]);
+    for (int c = 0; c < 16; ++c) _mm512_mask_storeu_ps(dst + (kk + c) * ld, lanes, v[c]);
   }
-  for (; kk < kc; ++kk)
-    for (int r = 0; r < mr; ++r) dst[kk * mr + r] = r < rows ? row[r][kk] : 0.0f;
+  for (; kk < count; ++kk)
+    for (int r = 0; r < 16; ++r)
+      if (lanes >> r & 1) {
+        float value = 0.0f;
+        if (r < rows) std::memcpy(&value, static_cast<const unsigned char*>(row[r]) + 4 * kk, 4);
+        dst[kk * ld + r] = value;
+      }
+}
+
+// pack_a for f32 rows of unit column stride on AVX-512 (transpose_rows_avx512); other layouts and
+// short k blocks as pack_a.
+__attribute__((target("avx512f"))) void pack_a_f32_avx512(const View& a, std::int64_t i0, int mr, std::int64_t p0,
+                                                          std::int64_t kc, float* dst) {
+  const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
+  if (a.cs != 1 || mr > 16 || kc < 16) return pack_a<FromF32, float>(a, i0, mr, p0, kc, dst);
+  const void* row[16];
+  for (int r = 0; r < rows; ++r) row[r] = a.at(i0 + r, p0);
+  transpose_rows_avx512(row, rows, kc, dst, mr, __mmask16((1u << mr) - 1));
 }
 
 // bf16 pairs for vdpbf16ps: step s of a sliver holds k = 2s (low half) and 2s+1 (high half).
@@ -324,17 +339,77 @@ std::uint32_t bf16_pair(const View& t, std::int64_t r, std::int64_t c, std::int6
   return at(c) | at(c + 1) << 16;
 }
 
-void pack_a_pairs(const View& a, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, std::uint32_t* dst) {
+// Two runs of bf16 (k and k + 1, each along the sliver's rows or columns) interleaved into pairs:
+// lane i of the result is first[i] | second[i] << 16, for the `count` (<= 32) lanes from `first`
+// and `second` (zero past count; `second` null past k's end). Out: lanes 0-15 in lo, 16-31 in hi.
+__attribute__((target("avx512f,avx512bw"))) void interleave_pairs(const unsigned char* first,
+                                                                   const unsigned char* second, int count,
+                                                                   __m512i& lo, __m512i& hi) {
+  // Word 2i of lo takes first's word i, word 2i + 1 second's (index 32 + i); hi the same from 16.
+  static constexpr auto kIndex = [] {
+    std::array<std::uint16_t, 32> index{};
+    for (int i = 0; i < 16; ++i) index[2 * i] = std::uint16_t(i), index[2 * i + 1] = std::uint16_t(32 + i);
+    return index;
+  }();
+  const __m512i kLo = _mm512_loadu_si512(kIndex.data());
+  const __m512i kHi = _mm512_add_epi16(kLo, _mm512_set1_epi16(16));
+  const __mmask32 mask = count >= 32 ? ~__mmask32{0} : __mmask32((1u << count) - 1);
+  const __m512i a = _mm512_maskz_loadu_epi16(mask, first);
+  const __m512i b = second ? _mm512_maskz_loadu_epi16(mask, second) : _mm512_setzero_si512();
+  lo = _mm512_permutex2var_epi16(a, kLo, b);
+  hi = _mm512_permutex2var_epi16(a, kHi, b);
+}
+
+// pack_a / pack_b for bf16 pairs: a pair is 32 bits, so where k runs along memory (A's rows of
+// unit column stride, B's columns of unit row stride: NT) a sliver is a 32-bit transpose
+// (transpose_rows_avx512); where k runs across it (NN's B, TN's A) each step interleaves two
+// runs (interleave_pairs). A k block of odd length (only the last, when k is odd) ends with a step
+// whose high halves are zero, written by bf16_pair; other layouts are packed element by element.
+__attribute__((target("avx512f,avx512bw"))) void pack_a_pairs(const View& a, std::int64_t i0, int mr,
+                                                               std::int64_t p0, std::int64_t kc,
+                                                               std::uint32_t* dst) {
   const int rows = int(std::min<std::int64_t>(mr, a.rows - i0));
-  const std::int64_t steps = (kc + 1) / 2;
-  for (std::int64_t s = 0; s < steps; ++s)
+  const std::int64_t steps = (kc + 1) / 2, whole = kc / 2;
+  const __mmask16 lanes = __mmask16((1u << mr) - 1);
+  std::int64_t s = 0;
+  if (mr <= 16 && a.cs == 1) {
+    const void* row[16];
+    for (int r = 0; r < rows; ++r) row[r] = a.at(i0 + r, p0);
+    transpose_rows_avx512(row, rows, whole, dst, mr, lanes);
+    s = whole;
+  } else if (mr <= 16 && a.rs == 1) {
+    for (; s < whole; ++s) {
+      __m512i lo, hi;
+      interleave_pairs(a.at(i0, p0 + 2 * s), a.at(i0, p0 + 2 * s + 1), rows, lo, hi);
+      _mm512_mask_storeu_epi32(dst + s * mr, lanes, lo);
+    }
+  }
+  for (; s < steps; ++s)
     for (int r = 0; r < mr; ++r) dst[s * mr + r] = r < rows ? bf16_pair(a, i0 + r, p0 + 2 * s, p0 + kc, true) : 0;
 }
 
-void pack_b_pairs(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, std::uint32_t* dst) {
+__attribute__((target("avx512f,avx512bw"))) void pack_b_pairs(const View& b, std::int64_t p0, std::int64_t kc,
+                                                               std::int64_t j0, int nr, std::uint32_t* dst) {
   const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
-  const std::int64_t steps = (kc + 1) / 2;
-  for (std::int64_t s = 0; s < steps; ++s)
+  const std::int64_t steps = (kc + 1) / 2, whole = kc / 2;
+  std::int64_t s = 0;
+  if (nr == 32 && b.cs == 1) {
+    for (; s < whole; ++s) {
+      __m512i lo, hi;
+      interleave_pairs(b.at(p0 + 2 * s, j0), b.at(p0 + 2 * s + 1, j0), cols, lo, hi);
+      _mm512_store_si512(dst + s * nr, lo);
+      _mm512_store_si512(dst + s * nr + 16, hi);
+    }
+  } else if (nr == 32 && b.rs == 1) {
+    for (int half = 0; half < 2; ++half) {
+      const void* column[16];
+      const int count = std::clamp(cols - 16 * half, 0, 16);
+      for (int c = 0; c < count; ++c) column[c] = b.at(p0, j0 + 16 * half + c);
+      transpose_rows_avx512(column, count, whole, dst + 16 * half, nr, __mmask16(0xffff));
+    }
+    s = whole;
+  }
+  for (; s < steps; ++s)
     for (int c = 0; c < nr; ++c) dst[s * nr + c] = c < cols ? bf16_pair(b, j0 + c, p0 + 2 * s, p0 + kc, false) : 0;
 }
 
