@@ -278,7 +278,8 @@ TEST(CpuStrided, TransposesPastTheL2CachesAreExact) {
   // simd's transposes stream their stores once src and dst together exceed the L2 caches of all
   // cores: straight from registers where dst rows start on lines (4- and 2-byte elements, AVX-512
   // 32 x 32 for 2-byte), through L1 strips where they do not (a pitch of an odd number of
-  // elements), with edges on every side.
+  // elements; 4-byte ones on AVX-512 by micro-tile rows shifted onto the lines, in bands of rows:
+  // side + 3 rows make two), with edges on every side.
   const CpuInfo& cpu = this_cpu();
   const auto l2 = std::int64_t(std::max<std::size_t>(cpu.l2_bytes, 256 << 10)) * std::max(1, cpu.cores);
   std::int64_t side = 64;

@@ -17,7 +17,9 @@
 //            broadcast stores, slices at steps 2-16 by whole-vector loads merged with two-source
 //            permutes (AVX-512; other steps and AVX2 element by element, 4- and 8-byte ones a
 //            vector at a time into non-temporal stores), and non-temporal stores when src and dst
-//            together exceed the last-level cache (on a 64-byte aligned destination).
+//            together exceed the last-level cache (on a 64-byte aligned destination; where dst rows
+//            start off a line, 4-byte elements on AVX-512 by micro-tile rows shifted onto whole
+//            lines: skewed_tiles_avx512).
 //            AVX-512 or AVX2 chosen at run time; a CPU with neither is a skip that says so.
 //   reorder  oneDNN's reorder primitive on the view's own dims and strides (the vendor reference;
 //            PyTorch runs it for its mkldnn tensors, its plain .contiguous() has its own copy
@@ -30,6 +32,7 @@
 #include <array>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "flopscope/checked.hpp"
 #include "flopscope/cpu_info.hpp"
@@ -365,9 +368,9 @@ void strided_blocked(const CopyProblem& p, Stream) {
 #define FLOPSCOPE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,bmi2")))
 #define FLOPSCOPE_AVX2 __attribute__((target("avx2")))
 
-FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
-                                                  std::int64_t D, bool nt) {
-  __m512i r[16], t[16];
+// 16 x 16 4-byte elements transposed into registers: r[j] is column j of the 16 src rows.
+FLOPSCOPE_AVX512 inline void transpose16x16_4byte_regs(const std::uint32_t* src, std::int64_t S, __m512i (&r)[16]) {
+  __m512i t[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * S);
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);  // per 128-bit lane: a0 b0 a1 b1
@@ -390,6 +393,12 @@ FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std:
     r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);      // column k
     r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);  // column k + 8
   }
+}
+
+FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
+                                                  std::int64_t D, bool nt) {
+  __m512i r[16];
+  transpose16x16_4byte_regs(src, S, r);
   if (nt)
     for (int j = 0; j < 16; ++j) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * D), r[j]);
   else
@@ -766,6 +775,50 @@ void edge_tiles(const SimdKernels<T>& k, T* out, const T* in, std::int64_t rows,
     }
 }
 
+// Where dst rows start off a line (a pitch of no whole lines: 4095 x 4097), 4-byte elements on
+// AVX-512: every whole line of dst goes out by one aligned non-temporal store. A micro-tile
+// (16 x 16) is transposed in registers; dst row i's line is the 16 elements that start lead[i]
+// into [the previous micro-tile's row i | this one's] (one two-source permute; the previous rows
+// kept in a buffer, 64 KiB). Src is read as in the aligned case: 16 src rows at a time, each
+// along a band of kSkewRows dst rows (4 KiB of the src row, in order), so that the prefetchers
+// follow 16 streams within pages. The pieces of lines at a band's row ends (shared with the next
+// row) go out by masked ordinary stores: a line that took both kinds of store would be read from
+// memory again. Zen 4, 4095 x 4097 f32, same process: 0.60-0.65x a copy (strips below: 0.30-0.37x;
+// bands of 128-512 rows: 0.43-0.52x; the previous rows through memory instead of a permute, which
+// stalls every load on the stores it spans: 0.42x).
+constexpr std::int64_t kSkewRows = 1024;
+
+FLOPSCOPE_AVX512 void skewed_tiles_avx512(const SimdKernels<std::uint32_t>& k, std::uint32_t* out, const std::uint32_t* in,
+                                          std::int64_t rows, std::int64_t cols, std::int64_t S, std::int64_t D) {
+  constexpr std::int64_t V = 16;
+  const std::int64_t full_rows = std::min(rows, kSkewRows) / V * V, full_cols = cols / V * V;
+  alignas(64) __m512i previous[kSkewRows];  // the last micro-tile's row of each dst row (64 KiB)
+  std::int64_t lead[kSkewRows];  // elements before row i's first whole line
+  for (std::int64_t i = 0; i < full_rows; ++i) lead[i] = std::int64_t(-reinterpret_cast<std::uintptr_t>(out + i * D) & 63) / 4;
+  const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  for (std::int64_t c = 0; c < full_cols; c += V)
+    for (std::int64_t r = 0; r < full_rows; r += V) {
+      __m512i tile[16];
+      transpose16x16_4byte_regs(in + c * S + r, S, tile);
+      for (std::int64_t j = 0; j < V; ++j) {
+        const std::int64_t i = r + j;
+        std::uint32_t* row = out + i * D;
+        if (c == 0) {
+          _mm512_mask_storeu_epi32(row, __mmask16((1u << lead[i]) - 1), tile[j]);
+        } else {
+          const __m512i line = _mm512_permutex2var_epi32(previous[i], _mm512_add_epi32(iota, _mm512_set1_epi32(int(lead[i]))), tile[j]);
+          _mm512_stream_si512(reinterpret_cast<__m512i*>(row + c - V + lead[i]), line);
+        }
+        previous[i] = tile[j];
+      }
+    }
+  if (full_cols > 0)
+    for (std::int64_t i = 0; i < full_rows; ++i)  // the last micro-tile's elements from lead[i] on
+      _mm512_mask_storeu_epi32(out + i * D + full_cols - V, __mmask16(0xffffu << lead[i]), previous[i]);
+  if (full_cols < cols) edge_tiles(k, out + full_cols, in + full_cols * S, full_rows, cols - full_cols, S, D);
+  if (full_rows < rows) edge_tiles(k, out + full_rows * D, in + full_rows, rows - full_rows, cols, S, D);
+}
+
 // simd's transposes, in blocks of 4 KiB of src row x V src rows: each src row is read a page at
 // a time, in order, and each dst row written a line at a time, in order. Where the dst has fewer
 // rows than a block is long (a tall, skinny src), the block takes more src rows instead, so that
@@ -781,8 +834,9 @@ void edge_tiles(const SimdKernels<T>& k, T* out, const T* in, std::int64_t rows,
 // at the ends by masked ones: non-temporal stores of part of a line, or of a line split across
 // two, each cost a read of the line from memory (bf16 8192^2: 0.29x a copy direct, 0.79x in strips
 // of 256 bytes, 0.41x in strips of 512).
-// Where the pitch is no whole lines (4095 x 4097), the same: NT stores on the whole lines of each
-// strip row, ordinary ones on the two lines it shares with its neighbours.
+// Where the pitch is no whole lines (4095 x 4097), the same for 1-, 2- and 8-byte elements and on
+// AVX2: NT stores on the whole lines of each strip row, ordinary ones on the two lines it shares
+// with its neighbours; 4-byte elements on AVX-512 by skewed_tiles_avx512 instead.
 constexpr std::int64_t kStripBytes = 256, kStripBufferBytes = 32 << 10;
 
 template <class T>
@@ -802,6 +856,19 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
   if (pitch_bytes % 64 != 0) {
     const auto l1 = std::int64_t(this_cpu().l1d_bytes ? this_cpu().l1d_bytes : 32 << 10);
     block_rows = std::clamp(l1 / (2 * 64 + V * std::int64_t(sizeof(T))) / V * V, V, block_rows);
+  }
+  if constexpr (std::is_same_v<T, std::uint32_t>) {
+    if (nt && pitch_bytes % 64 != 0 && V == 16 && vector_isa() == VectorIsa::avx512) {
+      // Bands of whole dst rows, at most kSkewRows each, as many as a multiple of the threads.
+      const std::int64_t threads = std::max(1, omp_get_max_threads());
+      const std::int64_t bands = ceil_div(ceil_div(rows, kSkewRows), threads) * threads;
+      const std::int64_t band_rows = std::min(kSkewRows, ceil_div(ceil_div(rows, bands), V) * V);
+      for_each_tile(plan, dst, src, band_rows, plan.sizes[plan.dims - 1],
+                    [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols, std::int64_t S, std::int64_t D) {
+                      skewed_tiles_avx512(k, out, in, n_rows, n_cols, S, D);
+                    });
+      return;
+    }
   }
   if (!nt || whole_lines) {
     const bool tile_nt = nt && whole_lines;  // micro-tiles' rows are lines of dst
