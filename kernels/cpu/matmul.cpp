@@ -341,7 +341,7 @@ std::uint32_t bf16_pair(const View& t, std::int64_t r, std::int64_t c, std::int6
 
 // Two runs of bf16 (k and k + 1, each along the sliver's rows or columns) interleaved into pairs:
 // lane i of the result is first[i] | second[i] << 16, for the `count` (<= 32) lanes from `first`
-// and `second` (zero past count; `second` null past k's end). Out: lanes 0-15 in lo, 16-31 in hi.
+// and `second` (zero past count). Out: lanes 0-15 in lo, 16-31 in hi.
 __attribute__((target("avx512f,avx512bw"))) void interleave_pairs(const unsigned char* first,
                                                                    const unsigned char* second, int count,
                                                                    __m512i& lo, __m512i& hi) {
@@ -355,7 +355,7 @@ __attribute__((target("avx512f,avx512bw"))) void interleave_pairs(const unsigned
   const __m512i kHi = _mm512_add_epi16(kLo, _mm512_set1_epi16(16));
   const __mmask32 mask = count >= 32 ? ~__mmask32{0} : __mmask32((1u << count) - 1);
   const __m512i a = _mm512_maskz_loadu_epi16(mask, first);
-  const __m512i b = second ? _mm512_maskz_loadu_epi16(mask, second) : _mm512_setzero_si512();
+  const __m512i b = _mm512_maskz_loadu_epi16(mask, second);
   lo = _mm512_permutex2var_epi16(a, kLo, b);
   hi = _mm512_permutex2var_epi16(a, kHi, b);
 }
