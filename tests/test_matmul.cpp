@@ -147,13 +147,14 @@ const std::vector<ComputeMode> kCpuModes = {ComputeMode::f64,    ComputeMode::f3
                                             ComputeMode::f8e4m3_e5m2, ComputeMode::f8e5m2_e4m3};
 
 // Awkward shapes: empty (m, n or k = 0), 1 x 1 x 1, k = 1, odd sizes and sizes off the
-// micro-tiles (14 x 32, 6 x 16, 4 x 16, 8 x 32, AMX's 32 x 32 and its 32-k chunks), k across k
-// blocks (kc from the L1: a few hundred), m across an A panel (at most 256 slivers: 3584 rows
-// at 14, 8192 at 32), n across B blocks (nc from the L2: 1344 columns at most here), a long k.
+// micro-tiles (6 x 64, 6 x 32, 6 x 16, 4 x 16, 8 x 32, AMX's 32 x 32 and its 32-k chunks), k across
+// k blocks (kc from the L1: a few hundred, 680 for 6 x 64 f32 on a 32 KiB L1), m across an A panel
+// (at most 256 slivers: 1536 rows at 6, 8192 at 32), n across B blocks (nc from the L2: 192 to 1344
+// columns), a long k.
 const std::vector<std::array<std::int64_t, 3>> kShapes = {
     {0, 5, 3},     {4, 0, 3},     {4, 5, 0},   {1, 1, 1},      {1, 7, 1},   {5, 1, 3},
     {3, 5, 2},     {13, 33, 17},  {15, 31, 1}, {14, 32, 64},   {33, 31, 33}, {29, 65, 385},
-    {17, 97, 800}, {3600, 3, 2},  {8200, 2, 40}, {3, 1400, 5}, {2, 3, 5000},
+    {17, 97, 800}, {6, 64, 64},   {7, 129, 700}, {3600, 3, 2},  {8200, 2, 40}, {3, 1400, 5}, {2, 3, 5000},
 };
 
 }  // namespace
@@ -291,10 +292,10 @@ TEST(CpuMatmul, TheIsaCapSkipsTheAvx512VariantsAndTheLabelSaysWhichKernelRan) {
   };
   const Case f32{40, 40, 40, ComputeMode::f32}, bf16{40, 40, 40, ComputeMode::bf16};
   if (!cpu_lacks({"avx512f"})) {
-    EXPECT_EQ(choice("microkernel", f32).rfind("isa=avx512 ukr=14x32 kc=", 0), 0u);
+    EXPECT_EQ(choice("microkernel", f32).rfind("isa=avx512 ukr=6x64 kc=", 0), 0u);
   }
   if (!cpu_lacks({"avx512f", "avx512_bf16"})) {
-    EXPECT_EQ(choice("microkernel_dpbf16", bf16).rfind("isa=avx512_bf16 ukr=14x32 kc=", 0), 0u);
+    EXPECT_EQ(choice("microkernel_dpbf16", bf16).rfind("isa=avx512_bf16 ukr=6x64 kc=", 0), 0u);
   }
   if (!cpu_lacks({"amx_tile", "amx_bf16"})) {
     EXPECT_EQ(choice("microkernel_amx", bf16).rfind("isa=amx_bf16 ukr=32x32 kc=", 0), 0u);

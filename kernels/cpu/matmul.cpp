@@ -8,13 +8,18 @@
 //                4 x 8) inner kernel the compiler vectorizes for baseline x86-64 (SSE2); OpenMP
 //                as below.
 //   microkernel  blocked's loops and panels, plus a register-blocked micro-kernel at the widest
-//                vectors the CPU has, chosen at run time: AVX-512 14 x 32 (f32) / 14 x 16 (f64),
+//                vectors the CPU has, chosen at run time: AVX-512 6 x 64 (f32) / 6 x 32 (f64),
 //                else AVX2 6 x 16 / 6 x 8, with accumulators held in registers for a whole k
 //                block (one template, matmul_fma.inc, compiled for each ISA). Narrow dtypes (f16,
 //                bf16, fp8) are decoded to f32 while packing and multiplied by the f32 kernel:
 //                emulated (the label says so).
 //   microkernel_dpbf16  bf16 only: A and B packed as bf16 pairs along k, multiplied by AVX512_BF16
-//                vdpbf16ps (two bf16 products per f32 lane, accumulated in f32), 14 x 32.
+//                vdpbf16ps (two bf16 products per f32 lane, accumulated in f32), 6 x 64.
+//
+// Note [micro-tiles]: on AVX-512 a tile is 6 rows of 4 vectors: 24 accumulators, 4 B loads and 6
+// broadcasts of A a step. Beside 14 rows of 2 vectors (28 accumulators, 2 loads and 14
+// broadcasts a step) it was faster on Zen 4, side by side in one process: f32 1024^3 +3.6% on one
+// thread, +2-4.5% on two; f64 +7% / +4%; bf16 (vdpbf16ps) +4-5.6% at 1024^3, +2% at 2048^3.
 //   microkernel_amx     bf16 only: AMX tiles (Note [AMX tiles]): TDPBF16PS on a 32 x 32 C tile held
 //                as four 16 x 16 f32 tiles, A in rows of 32 k, B in VNNI pairs; where the CPU has
 //                AMX and the OS grants its tile data (the others keep microkernel_dpbf16).
@@ -32,7 +37,10 @@
 // and k block of kc it packs the panel (mr-row slivers, k-major), then for each B block of kc x
 // nc (nr-column slivers, sized to stay in that core's L2: Note [blocking]) it packs the block and runs the
 // micro-kernel over A slivers x B slivers: the B block is reused from L2 by every A sliver, each
-// A sliver (mr x kc) by every B sliver of the block.
+// A sliver (mr x kc) by every B sliver of the block. A B block of unit column stride is packed a
+// row at a time (pack_b_rows: reads that stream), its slivers a cache line apart (sliver_pitch).
+// Sharing one packed A panel between the threads of a column split (each packing half, a barrier
+// per panel) was tried: no change at 1024^3 or 2048^3 on Zen 4 (+-0.5%), so no thread waits.
 // Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
 // small buffer, and the valid part added to C. C is accumulated in place across k blocks when it
 // is of the kernel's type with unit column stride; otherwise (a narrow or strided C, fp8 scales)
@@ -181,7 +189,7 @@ Tolerance matmul_tolerance(const MatmulProblem& p, const MatmulInfo& variant) {
 
 namespace {
 
-constexpr int kMaxRows = 14;  // the largest micro-tile height (mr)
+constexpr int kMaxRows = 14;  // at least the tallest sliver that pack_a packs (mr: 8 at most today)
 
 // ---- operands and packing ---------------------------------------------------------------------
 
@@ -272,6 +280,58 @@ void pack_b(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, in
       for (int c = 0; c < cols; ++c) out[c] = From::get(src + c * b.cs * From::bytes);
     }
     for (int c = cols; c < nr; ++c) out[c] = P{};
+  }
+}
+
+// B's columns j0 .. j0+cols of rows p0 .. p0+kc as the slivers pack_b writes (sliver s at
+// dst + s·pitch: sliver_pitch; columns past `cols` zero), for B of unit column stride and one k per step: each
+// row is read once along its length and its runs of nr go to their slivers. (Sliver by sliver,
+// each row of B would be touched once per sliver for nr elements, a page apart: reads that the
+// prefetchers do not follow; packing B cost 6% of a 1024^3 f32 matmul so.)
+template <class From, class P>
+void pack_b_rows(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t cols, int nr,
+                 std::int64_t pitch, P* dst) {
+  const std::int64_t slivers = (cols + nr - 1) / nr;
+  for (std::int64_t kk = 0; kk < kc; ++kk) {
+    const unsigned char* src = b.at(p0 + kk, j0);
+    for (std::int64_t s = 0; s < slivers; ++s, src += nr * From::bytes) {
+      P* out = dst + s * pitch + kk * nr;
+      const int count = int(std::min<std::int64_t>(nr, cols - s * nr));
+      for (int c = 0; c < count; ++c) out[c] = From::get(src + c * From::bytes);
+      for (int c = count; c < nr; ++c) out[c] = P{};
+    }
+  }
+}
+
+// pack_b_rows where packing is a copy (P is the stored type: f32, f64, 16-bit bits), on AVX-512:
+// each run of nr elements as whole 64-byte vectors (the last masked), a row's tail zeroed, the row
+// kAhead rows on requested as this one is copied (the page changes from row to row, and the
+// hardware's prefetchers stop at pages: packing B took 18% less time so at 1024^3).
+template <class P>
+__attribute__((target("avx512f,avx512bw"))) void pack_b_rows_avx512(const View& b, std::int64_t p0, std::int64_t kc,
+                                                                     std::int64_t j0, std::int64_t cols, int nr,
+                                                                     std::int64_t pitch, P* dst) {
+  const std::int64_t slivers = (cols + nr - 1) / nr, run = nr * std::int64_t(sizeof(P));
+  const std::int64_t bytes = cols * std::int64_t(sizeof(P));
+  constexpr std::int64_t kAhead = 4;
+  for (std::int64_t kk = 0; kk < kc; ++kk) {
+    const auto* src = b.at(p0 + kk, j0);
+    if (kk + kAhead < kc) {
+      const auto* next = b.at(p0 + kk + kAhead, j0);
+      for (std::int64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(next + o), _MM_HINT_T0);
+    }
+    for (std::int64_t s = 0; s < slivers; ++s) {
+      auto* out = reinterpret_cast<unsigned char*>(dst + s * pitch + kk * nr);
+      for (std::int64_t o = 0; o < run; o += 64) {
+        const std::int64_t left = bytes - s * run - o;
+        if (left >= 64) {
+          _mm512_storeu_si512(out + o, _mm512_loadu_si512(src + s * run + o));
+        } else {
+          const __mmask64 valid = left > 0 ? (1ull << left) - 1 : 0;
+          _mm512_storeu_si512(out + o, _mm512_maskz_loadu_epi8(valid, src + s * run + o));
+        }
+      }
+    }
   }
 }
 
@@ -393,19 +453,25 @@ __attribute__((target("avx512f,avx512bw"))) void pack_b_pairs(const View& b, std
   const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
   const std::int64_t steps = (kc + 1) / 2, whole = kc / 2;
   std::int64_t s = 0;
-  if (nr == 32 && b.cs == 1) {
-    for (; s < whole; ++s) {
-      __m512i lo, hi;
-      interleave_pairs(b.at(p0 + 2 * s, j0), b.at(p0 + 2 * s + 1, j0), cols, lo, hi);
-      _mm512_store_si512(dst + s * nr, lo);
-      _mm512_store_si512(dst + s * nr + 16, hi);
-    }
-  } else if (nr == 32 && b.rs == 1) {
-    for (int half = 0; half < 2; ++half) {
+  if (nr % 32 == 0 && b.cs == 1) {
+    for (; s < whole; ++s)
+      for (int c0 = 0; c0 < nr; c0 += 32) {
+        __m512i lo, hi;
+        const int count = std::clamp(cols - c0, 0, 32);
+        if (count > 0) {
+          interleave_pairs(b.at(p0 + 2 * s, j0 + c0), b.at(p0 + 2 * s + 1, j0 + c0), count, lo, hi);
+        } else {
+          lo = hi = _mm512_setzero_si512();
+        }
+        _mm512_store_si512(dst + s * nr + c0, lo);
+        _mm512_store_si512(dst + s * nr + c0 + 16, hi);
+      }
+  } else if (nr % 16 == 0 && b.rs == 1) {
+    for (int c0 = 0; c0 < nr; c0 += 16) {
       const void* column[16];
-      const int count = std::clamp(cols - 16 * half, 0, 16);
-      for (int c = 0; c < count; ++c) column[c] = b.at(p0, j0 + 16 * half + c);
-      transpose_rows_avx512(column, count, whole, dst + 16 * half, nr, __mmask16(0xffff));
+      const int count = std::clamp(cols - c0, 0, 16);
+      for (int c = 0; c < count; ++c) column[c] = b.at(p0, j0 + c0 + c);
+      transpose_rows_avx512(column, count, whole, dst + c0, nr, __mmask16(0xffff));
     }
     s = whole;
   }
@@ -569,23 +635,25 @@ inline __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
 #pragma GCC pop_options
 
 // bf16 pairs: a step is two k; vdpbf16ps adds both products of a pair to an f32 lane.
-template <int MR>
+template <int MR, int NV>
 __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps, const std::uint32_t* a,
                                                               const std::uint32_t* b, float* c, std::int64_t ldc,
                                                               bool accumulate) {
-  __m512 acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  prefetch_tile(c, ldc, MR, 128);
-  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 32) {
-    const __m512bh b0 = (__m512bh)_mm512_load_si512(b), b1 = (__m512bh)_mm512_load_si512(b + 16);
+  __m512 acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  prefetch_tile(c, ldc, MR, NV * 64);
+  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 16 * NV) {
+    __m512bh bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_load_si512(b + 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const __m512bh ar = (__m512bh)_mm512_set1_epi32(int(a[r]));
-      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, b0);
-      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], ar, bv[v]);
     }
   }
-  zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
+  zmm::store_tile<float, MR, NV>(acc, c, ldc, accumulate);
 }
 
 // Note [AMX tiles] (amx.hpp): C's 32 x 32 tile is four f32 tiles (0-3), each k chunk two A tiles
@@ -652,7 +720,7 @@ __attribute__((target("avx512f,avx512bw,avx512fp16"))) void ukr_fp16(std::int64_
       acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_cvtph_ps(_mm512_extracti64x4_epi64(bits, 1)));
     }
   }
-  zmm::store_tile<float, MR>(acc, c, ldc, accumulate);
+  zmm::store_tile<float, MR, 2>(acc, c, ldc, accumulate);
 }
 
 // ---- the loops ----------------------------------------------------------------------------------
@@ -666,6 +734,9 @@ struct Kernel {
   void (*pack_a)(const View&, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, P* dst);
   void (*pack_b)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, P* dst);
   void (*ukr)(std::int64_t steps, const P* a, const P* b, T* c, std::int64_t ldc, bool accumulate);
+  // A whole B block of unit column stride at once (pack_b_rows), where the kernel has one.
+  void (*pack_b_rows)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t cols, int nr,
+                      std::int64_t pitch, P* dst) = nullptr;
   void (*begin)() = nullptr, (*end)() = nullptr;  // around each thread's block (AMX: the tile configuration)
 };
 
@@ -726,11 +797,20 @@ struct Panels {
   }
 };
 
+// Where B's slivers lie in a packed block: sliver s at s·pitch elements. One cache line more than
+// a sliver, so that slivers of a power-of-two size do not all start in the same L1 set (pack_b_rows
+// writes a row of every sliver in turn: 1024^3 f32 spent 4% of its time in those stores so).
+template <class P, class T>
+std::int64_t sliver_pitch(const Kernel<P, T>& kernel, std::int64_t steps) {
+  return kernel.nr * steps + std::int64_t(64 / sizeof(P));
+}
+
 template <class P, class T>
 std::shared_ptr<Panels<P>> make_panels(const Kernel<P, T>& kernel, std::int64_t m, std::int64_t k) {
   const std::int64_t steps = (std::min(kernel.kc, k) + kernel.k_per_step - 1) / kernel.k_per_step;
   const std::int64_t a_rows = (std::min(kernel.mc, m) + kernel.mr - 1) / kernel.mr * kernel.mr;
-  return std::make_shared<Panels<P>>(omp_get_max_threads(), a_rows * steps, kernel.nc * steps);
+  const std::int64_t b_elements = kernel.nc / kernel.nr * sliver_pitch(kernel, steps);
+  return std::make_shared<Panels<P>>(omp_get_max_threads(), a_rows * steps, b_elements);
 }
 
 // One thread's block of C (rows i_begin .. i_end, columns j_begin .. j_end): Note [the loops].
@@ -747,12 +827,16 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
     const std::int64_t a_slivers = (std::min(K.mc, i_end - i0) + K.mr - 1) / K.mr;
     for (std::int64_t p0 = 0; p0 < k; p0 += K.kc) {
       const std::int64_t kcur = std::min(K.kc, k - p0);
-      const std::int64_t steps = (kcur + K.k_per_step - 1) / K.k_per_step;
+      const std::int64_t steps = (kcur + K.k_per_step - 1) / K.k_per_step, pitch = sliver_pitch(K, steps);
       for (std::int64_t s = 0; s < a_slivers; ++s) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
       for (std::int64_t j0 = j_begin; j0 < j_end; j0 += nc) {
         const std::int64_t ncur = std::min(nc, j_end - j0);
         const std::int64_t b_slivers = (ncur + K.nr - 1) / K.nr;
-        for (std::int64_t sb = 0; sb < b_slivers; ++sb) K.pack_b(b, p0, kcur, j0 + sb * K.nr, K.nr, b_panel + sb * K.nr * steps);
+        if (K.pack_b_rows && b.cs == 1)
+          K.pack_b_rows(b, p0, kcur, j0, ncur, K.nr, pitch, b_panel);
+        else
+          for (std::int64_t sb = 0; sb < b_slivers; ++sb)
+            K.pack_b(b, p0, kcur, j0 + sb * K.nr, K.nr, b_panel + sb * pitch);
         for (std::int64_t s = 0; s < a_slivers; ++s) {
           const std::int64_t i = i0 + s * K.mr;
           const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
@@ -760,7 +844,7 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
           for (std::int64_t sb = 0; sb < b_slivers; ++sb) {
             const std::int64_t j = j0 + sb * K.nr;
             const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
-            const P* b_sliver = b_panel + sb * K.nr * steps;
+            const P* b_sliver = b_panel + sb * pitch;
             if (rows == K.mr && cols == K.nr) {
               K.ukr(steps, a_sliver, b_sliver, c + i * ldc + j, ldc, p0 > 0);
               continue;
@@ -869,11 +953,12 @@ template <class P>
 struct Packers {
   void (*a)(const View&, std::int64_t, int, std::int64_t, std::int64_t, P*);
   void (*b)(const View&, std::int64_t, std::int64_t, std::int64_t, int, P*);
+  void (*b_rows)(const View&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t, P*);
 };
 
 template <class From>
 Packers<float> f32_packers_from() {
-  return {pack_a<From, float>, pack_b<From, float>};
+  return {pack_a<From, float>, pack_b<From, float>, pack_b_rows<From, float>};
 }
 
 Packers<float> f32_packers(DType dtype) {
@@ -934,32 +1019,37 @@ Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_byt
 template <class P, class T>
 Kernel<P, T> blocked_kernel(int mr, int nr, int k_per_step, std::int64_t element_bytes,
                             decltype(Kernel<P, T>::pack_a) pack_a, decltype(Kernel<P, T>::pack_b) pack_b,
-                            decltype(Kernel<P, T>::ukr) ukr) {
+                            decltype(Kernel<P, T>::ukr) ukr,
+                            decltype(Kernel<P, T>::pack_b_rows) pack_b_rows = nullptr) {
   const Blocking blocking = cache_blocking(mr, nr, k_per_step, element_bytes);
-  return {mr, nr, k_per_step, blocking.kc, blocking.mc, blocking.nc, pack_a, pack_b, ukr};
+  return {mr, nr, k_per_step, blocking.kc, blocking.mc, blocking.nc, pack_a, pack_b, ukr, pack_b_rows};
 }
 
 Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
   const Packers<float> pa = f32_packers(a_dtype), pb = f32_packers(b_dtype);
   switch (isa) {
     case Isa::avx512:
-      return blocked_kernel<float, float>(14, 32, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a, pb.b,
-                                          zmm::ukr<float, 14>);
-    case Isa::avx2: return blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>);
+      return blocked_kernel<float, float>(6, 64, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a, pb.b,
+                                          zmm::ukr<float, 6, 4>,
+                                          b_dtype == DType::f32 ? pack_b_rows_avx512<float> : pb.b_rows);
+    case Isa::avx2: return blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>, pb.b_rows);
     case Isa::plain: break;
   }
-  return blocked_kernel<float, float>(4, 16, 1, 4, pa.a, pb.b, ukr_plain<float, 4, 16>);
+  return blocked_kernel<float, float>(4, 16, 1, 4, pa.a, pb.b, ukr_plain<float, 4, 16>, pb.b_rows);
 }
 
 Kernel<double, double> f64_kernel(Isa isa) {
   constexpr auto pack_a64 = pack_a<FromF64, double>;
   constexpr auto pack_b64 = pack_b<FromF64, double>;
+  constexpr auto rows64 = pack_b_rows<FromF64, double>;
   switch (isa) {
-    case Isa::avx512: return blocked_kernel<double, double>(14, 16, 1, 8, pack_a64, pack_b64, zmm::ukr<double, 14>);
-    case Isa::avx2: return blocked_kernel<double, double>(6, 8, 1, 8, pack_a64, pack_b64, ymm::ukr<double, 6>);
+    case Isa::avx512:
+      return blocked_kernel<double, double>(6, 32, 1, 8, pack_a64, pack_b64, zmm::ukr<double, 6, 4>,
+                                            pack_b_rows_avx512<double>);
+    case Isa::avx2: return blocked_kernel<double, double>(6, 8, 1, 8, pack_a64, pack_b64, ymm::ukr<double, 6>, rows64);
     case Isa::plain: break;
   }
-  return blocked_kernel<double, double>(4, 8, 1, 8, pack_a64, pack_b64, ukr_plain<double, 4, 8>);
+  return blocked_kernel<double, double>(4, 8, 1, 8, pack_a64, pack_b64, ukr_plain<double, 4, 8>, rows64);
 }
 
 // The label words of the kernel that ran: its ISA and micro-tile, and the blocking.
@@ -1020,7 +1110,7 @@ std::optional<std::string> dpbf16_unavailable(const MatmulProblem& p) {
 
 Runner prepare_dpbf16(const MatmulProblem& p) {
   // A step is a bf16 pair: 4 bytes of A per row and step.
-  auto kernel = blocked_kernel<std::uint32_t, float>(14, 32, 2, 4, pack_a_pairs, pack_b_pairs, ukr_dpbf16<14>);
+  auto kernel = blocked_kernel<std::uint32_t, float>(6, 64, 2, 4, pack_a_pairs, pack_b_pairs, ukr_dpbf16<6, 4>);
   kernel.kc *= 2;  // k elements: two a step
   tell_choice(p, "avx512_bf16", kernel);
   return runner(p, kernel);
@@ -1050,7 +1140,8 @@ std::optional<std::string> fp16_unavailable(const MatmulProblem& p) {
 
 Runner prepare_fp16(const MatmulProblem& p) {
   const auto kernel = blocked_kernel<std::uint16_t, float>(8, 32, 1, 2, pack_a<Bits16, std::uint16_t>,
-                                                           pack_b<Bits16, std::uint16_t>, ukr_fp16<8>);
+                                                           pack_b<Bits16, std::uint16_t>, ukr_fp16<8>,
+                                                           pack_b_rows<Bits16, std::uint16_t>);
   tell_choice(p, "avx512_fp16", kernel);
   return runner(p, kernel);
 }
@@ -1063,10 +1154,10 @@ const std::array<MatmulVariant, 8> kVariants = {{
     {"blocked", "cache-blocked, A and B packed into panels (narrow dtypes decoded to f32), plain C++ 4x16 inner kernel",
      cpu, own_unavailable, prepare_blocked, not_tf32, {.emulated = true}},
     {"microkernel",
-     "blocked + register-blocked micro-kernel at the widest vectors (AVX-512 14x32, else AVX2 6x16), OpenMP; "
+     "blocked + register-blocked micro-kernel at the widest vectors (AVX-512 6x64, else AVX2 6x16), OpenMP; "
      "narrow dtypes emulated (decoded to f32 while packing)",
      cpu, microkernel_unavailable, prepare_microkernel, not_tf32, {.emulated = true}, Role::own, {.speed = 1}},
-    {"microkernel_dpbf16", "microkernel on bf16 pairs by AVX512_BF16 vdpbf16ps, f32 accumulation, 14x32", cpu,
+    {"microkernel_dpbf16", "microkernel on bf16 pairs by AVX512_BF16 vdpbf16ps, f32 accumulation, 6x64", cpu,
      dpbf16_unavailable, prepare_dpbf16, computes_bf16, {}, Role::own, {.speed = 2}},
     {"microkernel_amx",
      "bf16 by AMX tiles: TDPBF16PS on 2x2 16x16 f32 C tiles (32x32), B packed in VNNI pairs, f32 accumulation",
