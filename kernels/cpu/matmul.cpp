@@ -41,6 +41,8 @@
 // row at a time (pack_b_rows: reads that stream), its slivers a cache line apart (sliver_pitch).
 // Sharing one packed A panel between the threads of a column split (each packing half, a barrier
 // per panel) was tried: no change at 1024^3 or 2048^3 on Zen 4 (+-0.5%), so no thread waits.
+// Reading A in place instead of packing it (small operands, pitch no multiple of 4 KiB) was tried
+// at 256^3: packing's 6% was gone and the micro-kernel on six A rows as much slower (+-0.6%).
 // Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
 // small buffer, and the valid part added to C. C is accumulated in place across k blocks when it
 // is of the kernel's type with unit column stride; otherwise (a narrow or strided C, fp8 scales)
