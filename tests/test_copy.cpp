@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <numeric>
 #include <vector>
 
@@ -83,6 +86,38 @@ TEST(CpuCopy, StreamingPathAboveTheLastLevelCacheIsExact) {
   EXPECT_EQ(compare_exact(dst.data + 5, src.data + 1, bytes, 1), std::nullopt);
   EXPECT_EQ(dst.data[4], 0);
   EXPECT_EQ(dst.data[bytes + 5], 0);
+}
+
+// The transparent huge pages of the mapping that holds `address` (/proc/self/smaps), in bytes.
+std::size_t huge_page_bytes_at(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > line.find(' ')) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+      return std::size_t(std::stoull(line.substr(14))) * 1024;  // "AnonHugePages:   8192 kB"
+    }
+  }
+  return 0;
+}
+
+TEST(HostBuffer, HugePagesWhereAskedForAndNotBelowTheirSize) {
+  const std::string mode = kernels::transparent_huge_pages_mode();
+  if (mode.empty() || mode == "never") GTEST_SKIP() << "no transparent huge pages here (mode '" << mode << "')";
+  kernels::set_huge_pages(true);
+  const std::size_t bytes = (std::size_t{8} << 20) + 5;
+  kernels::HostBuffer big(bytes), small(std::size_t{1} << 20);
+  kernels::set_huge_pages(false);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data) % (std::size_t{2} << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data) % 64, 0u);
+  std::memset(big.data, 1, bytes);
+  // Faulted in after madvise(MADV_HUGEPAGE): the kernel grants 2 MiB pages unless it has no free
+  // 2 MiB of memory even after compaction.
+  EXPECT_GE(huge_page_bytes_at(big.data + bytes / 2), std::size_t{2} << 20)
+      << "8 MiB asked for in huge pages (mode " << mode << ") got none";
 }
 
 TEST(CudaCopy, EveryVariantMatchesTheSourceOnTheDevice) {

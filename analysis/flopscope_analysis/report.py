@@ -216,9 +216,11 @@ def render(run: Run, run_dir: Path) -> str:
         for c in f.cases:
             counts[c.status] += 1
         hot = f.context.run.get("hot")
+        timing = fmt.MISSING if hot is None else ("hot (--hot: no cache flush)" if hot else "cold")
+        if f.context.run.get("huge_pages"):
+            timing += ", host operands in 2 MiB pages (--huge-pages)"
         rows.append([f.context.binary, f.path.name, counts["ok"], counts["skipped"], counts["failed"],
-                     _build_text(f.context.build),
-                     fmt.MISSING if hot is None else ("hot (--hot: no cache flush)" if hot else "cold")])
+                     _build_text(f.context.build), timing])
     lines += ["## Run", ""]
     lines += table(["binary", "file", "ran", "skipped", "failed", "build", "timing"], rows)
     lines.append("")

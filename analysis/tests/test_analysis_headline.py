@@ -137,3 +137,20 @@ def test_the_best_own_case_is_the_fastest_own_variant_of_its_shape(tmp_path):
     assert (variant, dtype) != ("microkernel", "bf16")
     own = {v: r for v, r in rates.items() if v.startswith("microkernel")}  # the table's own rows
     assert rates[variant] == max(own.values()), (variant, rates)
+
+
+def test_the_run_table_says_which_binaries_had_their_operands_in_huge_pages(tmp_path_factory):
+    # The same committed run, one binary's context marked as run with --huge-pages.
+    run_dir = tmp_path_factory.mktemp("huge") / "run"
+    shutil.copytree(DEFAULT_RUN, run_dir, ignore=shutil.ignore_patterns("plots", "report.md"))
+    path = run_dir / "bench_strided.json"
+    data = json.loads(path.read_text())
+    context = json.loads(data["context"]["flopscope"])
+    context["run"]["huge_pages"] = True
+    data["context"]["flopscope"] = json.dumps(context)
+    path.write_text(json.dumps(data))
+    write_report(load_run(run_dir), run_dir)
+    text = (run_dir / "report.md").read_text(encoding="utf-8")
+    run_table = text[text.index("## Run\n"):text.index("\n## ", text.index("## Run\n") + 1)]
+    marked = [line for line in run_table.splitlines() if "2 MiB pages (--huge-pages)" in line]
+    assert len(marked) == 1 and "bench_strided" in marked[0], run_table

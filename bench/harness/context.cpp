@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
+#include "flopscope/kernels/fill.hpp"
 #include "thread_pools.hpp"
 #ifdef FLOPSCOPE_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -82,7 +83,10 @@ std::string context_json(const std::string& binary, const Selection& selection, 
                       {"cuda", nullptr}
 #endif
   };
+  const std::string thp = kernels::transparent_huge_pages_mode();
   context["run"] = {{"hot", selection.hot},
+                    {"huge_pages", selection.huge_pages},
+                    {"transparent_huge_pages", thp.empty() ? json(nullptr) : json(thp)},
                     {"blocking_kernel", selection.blocking},
                     {"argv", selection.argv},
                     {"omp_threads", omp_get_max_threads()},

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "flopscope/kernels/cuda_runtime.hpp"
+#include "flopscope/kernels/fill.hpp"
 #include "flopscope/sizes.hpp"
 
 namespace flopscope::bench {
@@ -204,7 +205,8 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
   std::string suite_names;
   for (const auto& s : kSuites)
     if (takes_suite(family, s)) suite_names += (suite_names.empty() ? "" : "|") + s.name;
-  flags.insert(flags.end(), {"--hot", "--disable-blocking-kernel", "--suite=" + suite_names, "--describe"});
+  flags.insert(flags.end(),
+               {"--hot", "--huge-pages", "--disable-blocking-kernel", "--suite=" + suite_names, "--describe"});
   if (family.measures_ceilings) flags.insert(flags.end(), {"--write-ceilings=DIR", "--keep-ceilings"});
 
   for (std::size_t i = 1; i < args.size(); ++i) {
@@ -245,6 +247,13 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
       selection.axes[axis->name] = parse_axis(binary, *axis, *value_of(axis->flag));
     } else if (arg == "--hot") {
       selection.hot = true;
+    } else if (arg == "--huge-pages") {
+      const std::string mode = kernels::transparent_huge_pages_mode();
+      if (mode.empty() || mode == "never")
+        usage_error(binary, "--huge-pages: this system grants no transparent huge pages (" +
+                                (mode.empty() ? std::string("no /sys/kernel/mm/transparent_hugepage/enabled")
+                                              : "transparent_hugepage/enabled is never") + ")");
+      selection.huge_pages = true;
     } else if (arg == "--disable-blocking-kernel") {
       selection.blocking = false;
     } else if (arg == "--describe") {
@@ -267,6 +276,8 @@ Selection parse_flags(int argc, char** argv, const Family& family) {
         std::printf("  --%s=...  %s%s\n", a.flag.c_str(), a.help.c_str(),
                     a.kind == Axis::Kind::choices ? (" (" + join(a.choices, ",") + ")").c_str() : "");
       std::printf("  --hot  no L2 flush between CUDA iterations\n");
+      std::printf("  --huge-pages  host operands of 2 MiB or more in 2 MiB transparent huge pages (madvise; default:\n"
+                  "      the system's pages): what TLB reach costs strided views (run.huge_pages in the context)\n");
       std::printf("  --disable-blocking-kernel  CUDA runs not queued behind a blocking kernel (host launch gaps are timed;\n"
                   "      for tools that serialize launches, such as compute-sanitizer, where it would wait to its timeout)\n");
       for (const auto& suite : kSuites)

@@ -21,6 +21,7 @@ struct Selection {
   std::vector<std::string> roles;                        // --roles: empty, every role (kRoleWords)
   std::map<std::string, std::vector<AxisValue>> axes;    // by axis name; absent: the defaults
   bool hot = false;                                      // --hot: no L2 flush between device iterations
+  bool huge_pages = false;                               // --huge-pages: host operands >= 2 MiB in THP
   bool blocking = true;                                  // false: --disable-blocking-kernel
   std::optional<std::string> write_ceilings;             // --write-ceilings=DIR (bench_peak)
   bool keep_ceilings = false;                            // --keep-ceilings: only fill in missing files

@@ -20,6 +20,7 @@
 #include "describe.hpp"
 #include "json_file.hpp"
 #include "flopscope/checked.hpp"
+#include "flopscope/kernels/fill.hpp"
 #include "rounds.hpp"
 #include "run_case.hpp"
 #include "thread_pools.hpp"
@@ -443,6 +444,7 @@ int run_family(int argc, char** argv, const Family& family) {
   cap_idle_spin(argv);  // Note [idle thread pools]
   const std::string& binary = family.binary;
   Selection selection = parse_flags(argc, argv, family);
+  kernels::set_huge_pages(selection.huge_pages);
   const std::string out = flag_value(selection.benchmark_args, "--benchmark_out");
   if (!out.empty() && !std::ofstream(out, std::ios::app)) usage_error(binary, "cannot write --benchmark_out=" + out);
 

@@ -1,6 +1,11 @@
 #include "flopscope/kernels/fill.hpp"
 
 #include <omp.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <fstream>
+#include <regex>
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,11 +18,30 @@
 
 namespace flopscope::kernels {
 
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+std::atomic<bool> huge_pages_on{false};
+}  // namespace
+
+void set_huge_pages(bool on) { huge_pages_on = on; }
+bool huge_pages() { return huge_pages_on; }
+
+std::string transparent_huge_pages_mode() {
+  std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!file || !std::getline(file, line)) return "";
+  std::smatch chosen;  // "always [madvise] never": the bracketed word is the mode
+  return std::regex_search(line, chosen, std::regex(R"(\[(\w+)\])")) ? chosen[1].str() : "";
+}
+
 HostBuffer::HostBuffer(std::size_t size) : bytes(size) {
-  const std::size_t rounded = (std::max<std::size_t>(size, 1) + 63) / 64 * 64;
+  const bool huge = huge_pages() && size >= kHugePage;
+  const std::size_t unit = huge ? kHugePage : 64;
+  const std::size_t rounded = (std::max<std::size_t>(size, 1) + unit - 1) / unit * unit;
   if (rounded < size) throw std::bad_alloc();  // the rounding wrapped
-  data = static_cast<unsigned char*>(std::aligned_alloc(64, rounded));
+  data = static_cast<unsigned char*>(std::aligned_alloc(unit, rounded));
   if (!data) throw std::bad_alloc();
+  if (huge) madvise(data, rounded, MADV_HUGEPAGE);  // a request: where refused, the system's pages
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < rounded; i += 4096) data[i] = 0;
 }

@@ -267,3 +267,25 @@ def test_idle_thread_pools_give_the_cores_back_between_cases(tmp_path):
         assert proc.returncode == 0, proc.stderr
         context = json.loads(json.loads(out.read_text())["context"]["flopscope"])
         assert context["run"]["thread_pools"] == expected
+
+
+def thp_mode():
+    try:
+        line = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return ""
+    return line[line.index("[") + 1:line.index("]")] if "[" in line else ""
+
+
+def test_huge_pages_are_asked_for_only_with_the_flag_and_the_context_says_so(tmp_path):
+    mode = thp_mode()
+    for flags, expected in (((), False), (("--huge-pages",), True)):
+        if expected and mode in ("", "never"):
+            # The flag is refused where the system grants no huge pages: one line, exit 2.
+            _, proc = run(PROBE, tmp_path, "--variants=copy", *flags, expect=2)
+            assert proc.stderr.count("\n") == 1 and "--huge-pages" in proc.stderr, proc.stderr
+            continue
+        data, _ = run(PROBE, tmp_path, "--variants=copy", *flags)
+        context = json.loads(data["context"]["flopscope"])
+        assert context["run"]["huge_pages"] is expected
+        assert context["run"]["transparent_huge_pages"] == (mode or None)
