@@ -392,19 +392,28 @@ __attribute__((target("avx512f"))) void pack_a_f32_avx512(const View& a, std::in
   transpose_rows_avx512(row, rows, kc, dst, mr, __mmask16((1u << mr) - 1));
 }
 
+// A B sliver from columns of unit row stride (each runs along memory from row p0): `count` 32-bit
+// elements down each of the nr columns from j0 (an f32, or a bf16 pair), written as nr lanes a
+// step, 16 columns at a time by transpose_rows_avx512; zero past B's last column. nr: a multiple
+// of 16.
+__attribute__((target("avx512f"))) void transpose_columns_avx512(const View& b, std::int64_t p0, std::int64_t j0,
+                                                                 int nr, std::int64_t count, void* dst) {
+  const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
+  for (int c0 = 0; c0 < nr; c0 += 16) {
+    const void* column[16];
+    const int n = std::clamp(cols - c0, 0, 16);
+    for (int c = 0; c < n; ++c) column[c] = b.at(p0, j0 + c0 + c);
+    transpose_rows_avx512(column, n, count, static_cast<std::uint32_t*>(dst) + c0, nr, __mmask16(0xffff));
+  }
+}
+
 // pack_b for f32 columns of unit row stride (NT's B: each column runs along memory) on AVX-512:
 // a sliver is a transpose of its columns, 16 at a time (transpose_rows_avx512); other layouts and
 // short k blocks as pack_b. (Element by element it took 24% of NT's time at 1024^3: 0.78x oneDNN.)
 __attribute__((target("avx512f"))) void pack_b_f32_avx512(const View& b, std::int64_t p0, std::int64_t kc,
                                                           std::int64_t j0, int nr, float* dst) {
   if (b.rs != 1 || nr % 16 != 0 || kc < 16) return pack_b<FromF32, float>(b, p0, kc, j0, nr, dst);
-  const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
-  for (int c0 = 0; c0 < nr; c0 += 16) {
-    const void* column[16];
-    const int count = std::clamp(cols - c0, 0, 16);
-    for (int c = 0; c < count; ++c) column[c] = b.at(p0, j0 + c0 + c);
-    transpose_rows_avx512(column, count, kc, dst + c0, nr, __mmask16(0xffff));
-  }
+  transpose_columns_avx512(b, p0, j0, nr, kc, dst);
 }
 
 // bf16 pairs for vdpbf16ps: step s of a sliver holds k = 2s (low half) and 2s+1 (high half).
@@ -484,12 +493,7 @@ __attribute__((target("avx512f,avx512bw"))) void pack_b_pairs(const View& b, std
         _mm512_store_si512(dst + s * nr + c0 + 16, hi);
       }
   } else if (nr % 16 == 0 && b.rs == 1) {
-    for (int c0 = 0; c0 < nr; c0 += 16) {
-      const void* column[16];
-      const int count = std::clamp(cols - c0, 0, 16);
-      for (int c = 0; c < count; ++c) column[c] = b.at(p0, j0 + c0 + c);
-      transpose_rows_avx512(column, count, whole, dst + c0, nr, __mmask16(0xffff));
-    }
+    transpose_columns_avx512(b, p0, j0, nr, whole, dst);
     s = whole;
   }
   for (; s < steps; ++s)
