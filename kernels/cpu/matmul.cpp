@@ -15,11 +15,6 @@
 //                emulated (the label says so).
 //   microkernel_dpbf16  bf16 only: A and B packed as bf16 pairs along k, multiplied by AVX512_BF16
 //                vdpbf16ps (two bf16 products per f32 lane, accumulated in f32), 6 x 64.
-//
-// Note [micro-tiles]: on AVX-512 a tile is 6 rows of 4 vectors: 24 accumulators, 4 B loads and 6
-// broadcasts of A a step. Beside 14 rows of 2 vectors (28 accumulators, 2 loads and 14
-// broadcasts a step) it was faster on Zen 4, side by side in one process: f32 1024^3 +3.6% on one
-// thread, +2-4.5% on two; f64 +7% / +4%; bf16 (vdpbf16ps) +4-5.6% at 1024^3, +2% at 2048^3.
 //   microkernel_amx     bf16 only: AMX tiles (Note [AMX tiles]): TDPBF16PS on a 32 x 32 C tile held
 //                as four 16 x 16 f32 tiles, A in rows of 32 k, B in VNNI pairs; where the CPU has
 //                AMX and the OS grants its tile data (the others keep microkernel_dpbf16).
@@ -30,6 +25,11 @@
 //                CPU with AVX512-FP16 was at hand (the tests run it where there is one).
 //   onednn       oneDNN's matmul primitive (what PyTorch runs on the CPU); matmul_vendor.cpp.
 //   openblas     OpenBLAS cblas_sgemm / cblas_dgemm (what numpy runs); matmul_vendor.cpp.
+//
+// Note [micro-tiles]: on AVX-512 a tile is 6 rows of 4 vectors: 24 accumulators, 4 B loads and 6
+// broadcasts of A a step. Beside 14 rows of 2 vectors (28 accumulators, 2 loads and 14
+// broadcasts a step) it was faster on Zen 4, side by side in one process: f32 1024^3 +3.6% on one
+// thread, +2-4.5% on two; f64 +7% / +4%; bf16 (vdpbf16ps) +4-5.6% at 1024^3, +2% at 2048^3.
 //
 // Note [the loops]: as BLIS's, written for row-major C with vectors along n (BLIS computes the
 // transposed problem). C is split into one block per OpenMP thread (by rows or columns, whichever
