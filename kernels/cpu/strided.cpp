@@ -210,8 +210,24 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // Work below this many bytes stays on one thread.
 constexpr std::int64_t kParallelBytes = std::int64_t{1} << 16;
 
+// The bytes a strided copy moves through the caches: dst's, and every src line it reads. A slice at
+// a step k reads whole lines for k elements each up to k = 64 bytes / element (x[:, ::4] of a
+// 4096^2 f32 matrix reads 64 MiB for a 16 MiB dst).
+std::int64_t footprint_bytes(const StridedPlan& plan) {
+  std::int64_t src_element = plan.element_size;
+  if (plan.kind == StridedPlan::Kind::gather) {
+    const std::int64_t stride = plan.src_strides[plan.dims - 1], per_line = 64 / plan.element_size;
+    const bool apart = stride > per_line || stride < -per_line;  // each element a line of its own
+    src_element = apart ? 64 : std::max<std::int64_t>(1, stride < 0 ? -stride : stride) * plan.element_size;
+  }
+  return plan.numel * (plan.element_size + src_element);
+}
+
+// Stores bypass the caches (non-temporal) once what the copy moves does not fit the last level:
+// the dst lines would be evicted by the src lines read after them anyway, and each ordinary store
+// first reads its line (x[:, ::4], 4096^2 f32, with ordinary stores: 0.91x oneDNN's reorder).
 bool streaming(const StridedPlan& plan) {
-  return 2 * plan.numel * plan.element_size > static_cast<std::int64_t>(cpu_streaming_threshold_bytes());
+  return footprint_bytes(plan) > static_cast<std::int64_t>(cpu_streaming_threshold_bytes());
 }
 
 // A transpose streams its stores from a smaller size on: once src and dst together exceed the L2
@@ -222,7 +238,7 @@ bool streaming(const StridedPlan& plan) {
 bool streaming_transpose(const StridedPlan& plan) {
   const CpuInfo& cpu = this_cpu();
   const auto l2 = static_cast<std::int64_t>(cpu.l2_bytes) * std::max(1, cpu.cores);
-  return streaming(plan) || (l2 > 0 && 2 * plan.numel * plan.element_size > l2);
+  return streaming(plan) || (l2 > 0 && footprint_bytes(plan) > l2);
 }
 
 // ---- naive ----
@@ -615,11 +631,12 @@ FLOPSCOPE_AVX2 void copy_row_avx2(unsigned char* out, const unsigned char* in, s
   std::memcpy(out + i, in + i, bytes - i);
 }
 
-// Slice rows (x[:, ::k], k > 1) above the last-level cache: each vector of dst gathered element by
-// element into an aligned buffer and written with a non-temporal store (at k = 2, 1.25-1.45x oneDNN's
-// reorder on Zen 4). Below it, and where `nt` is off, element by element straight into dst: the
-// buffer's store-to-load round trip then costs more than it saves, and Zen 4's vpgatherdd is slower
-// still (8 GB/s at k = 2 against 21 for the plain loop).
+// Slice rows (x[:, ::k]) at steps the shuffle below does not take, past the last-level cache: each
+// vector of dst gathered element by element into an aligned buffer and written with a
+// non-temporal store (x[:, ::32] of a 4096^2 f32 matrix: 1.4x oneDNN's reorder on Zen 4, against
+// 0.86x with ordinary stores). Below it, and where `nt` is off, element by element straight into
+// dst: the buffer's store-to-load round trip then costs more than it saves, and Zen 4's vpgatherdd
+// is slower still (8 GB/s at k = 2 against 21 for the plain loop).
 template <class T>
 FLOPSCOPE_AVX512 void gather_row_avx512(T* dst, const T* src, std::int64_t n, std::int64_t stride, bool nt) {
   constexpr std::int64_t lanes = 64 / std::int64_t(sizeof(T));
@@ -635,15 +652,17 @@ FLOPSCOPE_AVX512 void gather_row_avx512(T* dst, const T* src, std::int64_t n, st
   for (; j < n; ++j) dst[j] = src[j * stride];
 }
 
-// Slice rows at a step k of 2 to 4 with AVX-512: each dst vector's k source vectors loaded whole
-// (every line of them is read anyway) and merged by k - 1 two-source permutes (vpermt2w/d/q), each
-// taking the lanes that the next source vector holds; the row's last vector by masked loads and a
-// masked store, so that nothing past the row's last element is read. Measured on a loaded 2-core
-// Xeon VM, one thread, 4096 x 4096 f32, against oneDNN's reorder (medians of 4 alternating rounds):
-// k = 2 1.19x (element by element: 1.01x), k = 4 1.05x (0.86x); at k = 16 the chain of 15
-// permutes lost (0.67x against 1.04x element by element), at k = 8 a tie (0.89x, 0.92x): those
-// stay element by element.
-constexpr std::int64_t kMaxShuffleStep = 4;
+// Slice rows at a step k of 2 to 16 with AVX-512, while k elements span at most one vector (f64 to
+// k = 8): each dst vector's k source vectors loaded whole (every line of them is read anyway) and
+// merged by k - 1 two-source permutes (vpermt2w/d/q), each taking the lanes that the next source
+// vector holds; the row's last vector by masked loads and a masked store, so that nothing past the
+// row's last element is read. Measured on Zen 4 (2 threads, 4096 x 4096 f32, against oneDNN's
+// reorder in the same process, 4 runs, with streaming stores since src's lines and dst together
+// exceed the LLC): k = 2 1.22-1.30x, k = 4 1.17-1.20x, k = 8 1.07-1.21x, k = 16 1.20-1.29x. Element
+// by element with streaming stores, k = 8 and 16 ran at 0.71-0.76x and 0.58-0.62x; with the chain
+// of permutes but ordinary stores (the footprint once counted dst twice, not src's lines), k = 4
+// at 0.84-0.99x.
+constexpr std::int64_t kMaxShuffleStep = 16;
 
 struct SliceShuffle {
   std::int64_t step = 0;                 // 2..kMaxShuffleStep, or 0: no shuffle (gather_row instead)
@@ -654,7 +673,7 @@ template <class T>
 SliceShuffle slice_shuffle(std::int64_t step) {
   constexpr std::int64_t lanes = 64 / std::int64_t(sizeof(T));
   SliceShuffle s;
-  if (step < 2 || step > kMaxShuffleStep) return s;
+  if (step < 2 || step > kMaxShuffleStep || step * std::int64_t(sizeof(T)) > 64) return s;
   s.step = step;
   for (std::int64_t j = 1; j < step; ++j) {
     alignas(64) T index[lanes];
@@ -949,8 +968,16 @@ void simd_typed(const StridedPlan& plan, T* dst, const T* src) {
                shuffle.step) {
         if constexpr (sizeof(T) > 1)
           for_each_row(plan, dst, src, [&shuffle, nt](T* out, const T* in, std::int64_t n) { slice_row_avx512(out, in, n, shuffle, nt); });
-      } else if (k.gather_row)
-        for_each_row(plan, dst, src, [stride, nt](T* out, const T* in, std::int64_t n) { k.gather_row(out, in, n, stride, nt); });
+      } else if (k.gather_row) {
+        // One element from each line, every line (x[:, ::16] of f32 on AVX2): streaming stores
+        // lost there, 0.84-0.88x oneDNN's reorder against 1.15-1.23x with ordinary ones (Zen 4,
+        // FLOPSCOPE_MAX_ISA=avx2, 3 runs alternated); at a step of 32 they won, 1.18-1.28x
+        // against 0.87-0.98x, and at 4 f32, 1.23-1.25x against 0.87-0.96x.
+        const bool every_line = (stride == 64 / std::int64_t(sizeof(T)) || stride == -64 / std::int64_t(sizeof(T)));
+        for_each_row(plan, dst, src, [stride, nt = nt && !every_line](T* out, const T* in, std::int64_t n) {
+          k.gather_row(out, in, n, stride, nt);
+        });
+      }
       else
         for_each_row(plan, dst, src, [stride](T* out, const T* in, std::int64_t n) { gather_row(out, in, n, stride); });
       return;
