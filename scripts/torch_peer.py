@@ -164,6 +164,7 @@ def main() -> int:
         call = "torch.mm" if case["flops"] else "y.copy_(view)"
         benchmarks += entries(name, case, f"bound={bound} library=PyTorch-{version} call={call}")
     flopscope = {"schema": 2, "binary": "torch_beside", "suite": None,
+                 "build": {"compiler": f"PyTorch {torch.__version__}", "build_type": None},
                  "run": {"argv": sys.argv, "torch": torch.__version__, "threads": torch.get_num_threads()},
                  "variants": [{"name": "torch", "device": "cpu", "role": "peer",
                                "description": "PyTorch's own call for the case (torch.mm, y.copy_(view))"}],

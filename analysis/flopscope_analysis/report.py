@@ -20,10 +20,19 @@ from .tables import markdown as table
 
 
 def _build_text(build: dict[str, Any]) -> str:
-    parts = [f"{build.get('compiler') or '?'}", f"{build.get('build_type') or '?'}",
-             f"CUDA {build['cuda']}" if build.get("cuda") else "no CUDA",
-             f"commit {build.get('git_commit') or '?'}"]
-    return ", ".join(parts)
+    """What built the binary, from what its context says: a compiled binary names its compiler,
+    build type, CUDA and commit; a Python peer (torch_beside, torch_gloo) its PyTorch only, so
+    what a context leaves out is left out here, not shown as '?'."""
+    if not build:
+        return "not recorded"
+    parts = [str(build[key]) for key in ("compiler", "build_type") if build.get(key)]
+    if build.get("cuda"):
+        parts.append(f"CUDA {build['cuda']}")
+    elif build.get("build_type"):  # a compiled binary: built without CUDA
+        parts.append("no CUDA")
+    if build.get("git_commit"):
+        parts.append(f"commit {build['git_commit']}")
+    return ", ".join(parts) or "not recorded"
 
 
 def _device_section(device: Device, run: Run) -> list[str]:

@@ -52,6 +52,16 @@ def test_files_are_written(cpu_report):
     assert leftovers == []
 
 
+def test_build_names_what_the_context_records():
+    from flopscope_analysis.report import _build_text
+    compiled = {"compiler": "GNU 12.2.0", "build_type": "Release", "cuda": None, "git_commit": "abc123"}
+    assert _build_text(compiled) == "GNU 12.2.0, Release, no CUDA, commit abc123"
+    assert _build_text({**compiled, "cuda": "13.0"}) == "GNU 12.2.0, Release, CUDA 13.0, commit abc123"
+    # A Python peer (torch_peer.py, gloo_allreduce.py) names its PyTorch; nothing it lacks shows as '?'.
+    assert _build_text({"compiler": "PyTorch 2.15.0+cpu", "build_type": None}) == "PyTorch 2.15.0+cpu"
+    assert _build_text({}) == "not recorded"
+
+
 def test_header(cpu_report):
     _, text = cpu_report
     assert text.startswith("# flopscope run run_cpu\n")
