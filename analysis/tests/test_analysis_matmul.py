@@ -35,7 +35,7 @@ def write_run(tmp_path):
     rows = [("microkernel", "f32", 256, "NN", 100.0, 2e-7, 1e-8), ("openblas", "f32", 256, "NN", 120.0, 3e-7, 1e-8),
             ("microkernel", "f32", 256, "NT", 80.0, 2e-7, 1e-8), ("microkernel", "f32", 256, "TN", 125.0, 2e-7, 1e-8),
             ("microkernel_dpbf16", "bf16", 256, "NN", 240.0, 4e-3, 1e-4), ("microkernel", "f64", 256, "NN", 60.0, 1e-16, 1e-17),
-            ("microkernel", "f32", 512, "NN", 110.0, 3e-7, 2e-8)]
+            ("microkernel", "f32", 512, "NN", 110.0, 3e-7, 2e-8), ("microkernel", "f32", 1024, "NN", 115.0, 3e-7, 2e-8)]
     for i, row in enumerate(rows):
         benchmarks += matmul_entries(i, *row)
     run_dir = tmp_path / "run"
@@ -54,6 +54,12 @@ def test_trade_off_takes_the_fastest_variant_of_each_mode(tmp_path):
         ["f64", "microkernel", "60.0"], ["f32", "openblas", "120"], ["bf16", "microkernel_dpbf16", "240"]]
     assert "| 2.00x | 4.00e-03 | 1.00e-04 |" in rows[2]  # bf16 against the fastest f32
     assert "| 0.50x |" in rows[0]
+
+
+def test_trade_off_orders_shapes_by_size(tmp_path):
+    lines = matmul.trade_off_section(load_run(write_run(tmp_path)))
+    shapes = [line.split(" | ")[1] for line in lines if line.startswith("| cpu |")]
+    assert list(dict.fromkeys(shapes)) == ["m=256,n=256,k=256", "m=512,n=512,k=512", "m=1024,n=1024,k=1024"]
 
 
 def test_layout_cost_is_the_time_ratio_against_nn(tmp_path):

@@ -115,7 +115,9 @@ def trade_off_section(run: Run) -> list[str]:
         if mode not in slot or c.flops_per_second > slot[mode].flops_per_second:
             slot[mode] = c
     rows = []
-    for (device_id, shape), modes in sorted(best.items(), key=lambda kv: (device_order(kv[0][0]), kv[0][1])):
+    # Shapes by their sizes (256 before 1024), not by their text.
+    for (device_id, shape), modes in sorted(best.items(),
+                                            key=lambda kv: (device_order(kv[0][0]), _dims(next(iter(kv[1].values()))))):
         f32 = modes.get("f32")
         for mode, c in sorted(modes.items(), key=lambda kv: _mode_rank(kv[0])):
             speedup = f"{c.flops_per_second / f32.flops_per_second:.2f}x" if f32 else fmt.MISSING
@@ -136,7 +138,8 @@ def layout_section(run: Run) -> list[str]:
         by_key[(c.name.device, c.name.dtype, _shape_key(c), c.name.variant)][_layout(c)] = c
     rows = []
     for (device_id, mode, shape, variant), layouts in sorted(
-            by_key.items(), key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2], kv[0][3])):
+            by_key.items(),
+            key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), _dims(next(iter(kv[1].values()))), kv[0][3])):
         nn = layouts.get("NN")
         if not nn or len(layouts) < 2 or not nn.real_time_s:
             continue
