@@ -8,17 +8,21 @@ CPU case it has one for, once per case name:
   - strided/<v>/<dtype>/cpu/.../view=transpose|split_heads|merge_heads: y.copy_(view), y allocated
     once (as flopscope's destination is): `x.t()`, `x.permute(0, 2, 1, 3)`.
 It writes RUN_DIR/torch_beside.json, Google Benchmark-shaped (FORMAT.md "torch_beside.json"):
-the same case names with the variant `torch` (role `peer`), 3 repetitions of at least 0.1 s
-each, interleaved across cases, with the median and cv aggregates. Threads: as many as the CPU
+the same case names with the variant `torch` (role `peer`), each repeated by the harness's
+stopping rule (bench/harness/rounds.hpp): repetitions of at least 0.05 s in rounds interleaved
+across the cases still open, at least 6, until the 95% order-statistic CI of the median is
+within +-3% (analysis/flopscope_analysis/stats.py), at most 20; with the median and cv
+aggregates. Threads: as many as the CPU
 has cores (torch.set_num_threads), as flopscope's OpenMP. Where torch does not import it writes
 nothing and prints one line saying why (exit 0).
 
 Other scripts time PyTorch through measure(): scripts/checks/matmul_check.py and torch_beside.py.
-Usage: python scripts/torch_peer.py RUN_DIR [--repetitions 3] [--min-time 0.1]
+Usage: python scripts/torch_peer.py RUN_DIR [--repetitions N (a fixed count instead)] [--min-time 0.05]
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -31,6 +35,32 @@ NAME = re.compile(r"^(?P<family>[a-z0-9_]+)/(?P<variant>[a-z0-9_]+)/(?P<dtype>[a
 BINARIES = ("bench_matmul", "bench_strided")
 VIEWS = ("transpose", "split_heads", "merge_heads")
 ELEMENT_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8}
+# The stopping rule's numbers, as bench/harness/rounds.hpp's kMinRepetitions, kMaxRepetitions
+# and kRuleMinTime.
+MIN_REPETITIONS, MAX_REPETITIONS, MIN_TIME = 6, 20, 0.05
+
+
+def _load_stats():
+    """analysis' stats module, by path (this script runs in whatever Python has torch, where
+    the analysis package need not be installed); it needs the standard library only."""
+    path = Path(__file__).resolve().parents[1] / "analysis" / "flopscope_analysis" / "stats.py"
+    spec = importlib.util.spec_from_file_location("flopscope_stats", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+stats = _load_stats()
+
+
+def resolved(seconds: list[float]) -> bool:
+    """Whether the stopping rule is met: at least MIN_REPETITIONS, and the 95% CI of the median
+    within stats.RESOLVED_WITHIN of it (as the harness's MedianCI::resolved)."""
+    if len(seconds) < MIN_REPETITIONS:
+        return False
+    ci = stats.median_ci(seconds)
+    return ci is not None and ci.resolved
 
 
 def peer_name(name: str) -> str | None:
@@ -86,27 +116,42 @@ def setup(torch, name: str):
     return (lambda: y.copy_(source)), 0.0, 2.0 * elements * size, elements
 
 
-def measure(torch, names: list[str], repetitions: int = 3, min_time: float = 0.1) -> dict[str, dict]:
-    """{name: {"seconds": [per-call time of each repetition], "flops", "bytes", "elements"}}: each
-    repetition calls until min_time has passed; repetitions interleaved across the cases."""
+def repeat(calls: dict, repetitions: int | None = None, min_time: float = MIN_TIME,
+           clock=time.perf_counter) -> dict[str, list[float]]:
+    """{name: [per-call time of each repetition]} of `calls` ({name: a function}): each repetition
+    calls until min_time has passed, in rounds of one repetition of each case still open.
+    `repetitions` fixes the count (the check scripts); else the stopping rule (resolved())."""
+    seconds: dict[str, list[float]] = {name: [] for name in calls}
+    still_open = list(calls)
+    for _ in range(repetitions or MAX_REPETITIONS):
+        for name in still_open:
+            count, start = 0, clock()
+            while True:
+                calls[name]()
+                count += 1
+                elapsed = clock() - start
+                if elapsed >= min_time:
+                    break
+            seconds[name].append(elapsed / count)
+        if repetitions is None:
+            still_open = [name for name in still_open if not resolved(seconds[name])]
+            if not still_open:
+                break
+    return seconds
+
+
+def measure(torch, names: list[str], repetitions: int | None = None, min_time: float = MIN_TIME) -> dict[str, dict]:
+    """{name: {"seconds": [per-call time of each repetition], "flops", "bytes", "elements"}}, timed
+    by repeat() after one warm-up call each."""
     torch.set_num_threads(os.cpu_count() or 1)
-    cases = {}
+    cases, calls = {}, {}
     for name in names:
         call, flops, nbytes, elements = setup(torch, name)
         call()  # warm-up
-        cases[name] = {"call": call, "seconds": [], "flops": flops, "bytes": nbytes, "elements": elements}
-    for _ in range(repetitions):
-        for case in cases.values():
-            calls, start = 0, time.perf_counter()
-            while True:
-                case["call"]()
-                calls += 1
-                elapsed = time.perf_counter() - start
-                if elapsed >= min_time:
-                    break
-            case["seconds"].append(elapsed / calls)
-    for case in cases.values():
-        del case["call"]
+        calls[name] = call
+        cases[name] = {"flops": flops, "bytes": nbytes, "elements": elements}
+    for name, seconds in repeat(calls, repetitions, min_time).items():
+        cases[name]["seconds"] = seconds
     return cases
 
 
@@ -139,8 +184,9 @@ def entries(name: str, case: dict, label: str) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument("--min-time", type=float, default=0.1)
+    parser.add_argument("--repetitions", type=int, default=None,
+                        help="a fixed count (default: the stopping rule, 6 to 20)")
+    parser.add_argument("--min-time", type=float, default=MIN_TIME)
     args = parser.parse_args()
     if not args.run_dir.is_dir():
         print(f"torch_peer: {args.run_dir}: not a directory", file=sys.stderr)

@@ -93,6 +93,42 @@ def test_torch_peer_names_the_cases_pytorch_has_a_call_for():
         assert torch_peer.peer_name(other) is None, other
 
 
+class FakeClock:
+    """A clock that only the calls move: each call of call(cost) adds cost seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def call(self, costs):
+        """A function whose i-th call costs costs[i % len(costs)] seconds (each at least 0.05 s: one
+        call a repetition)."""
+        state = {"calls": 0}
+
+        def run():
+            self.now += costs[state["calls"] % len(costs)]
+            state["calls"] += 1
+        return run
+
+
+def test_torch_peer_repeats_by_the_harness_stopping_rule():
+    clock = FakeClock()
+    calls = {"steady": clock.call([0.0625]), "noisy": clock.call([0.0625, 0.08125])}
+    seconds = torch_peer.repeat(calls, clock=clock)
+    # A steady case stops at the rule's least count; one that alternates 1x and 1.3x never has a
+    # 95% CI within +-3% and stops at the cap.
+    assert len(seconds["steady"]) == torch_peer.MIN_REPETITIONS == 6
+    assert seconds["steady"] == [0.0625] * 6
+    assert len(seconds["noisy"]) == torch_peer.MAX_REPETITIONS == 20
+    assert torch_peer.resolved(seconds["steady"]) and not torch_peer.resolved(seconds["noisy"])
+    # A fixed count (the check scripts) is kept whatever the spread.
+    other = FakeClock()
+    fixed = torch_peer.repeat({"noisy": other.call([0.0625, 0.08125])}, repetitions=3, clock=other)
+    assert len(fixed["noisy"]) == 3
+
+
 def test_own_against_the_fastest_vendor_and_torch(tmp_path):
     run_dir = write_run(tmp_path)
     flops = 2.0 * 256**3
