@@ -211,7 +211,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 constexpr std::int64_t kParallelBytes = std::int64_t{1} << 16;
 
 // The bytes a strided copy moves through the caches: dst's, and every src line it reads. A slice at
-// a step k reads whole lines for k elements each up to k = 64 bytes / element (x[:, ::4] of a
+// a step k reads k times its dst's bytes, up to a whole 64-byte line per element (x[:, ::4] of a
 // 4096^2 f32 matrix reads 64 MiB for a 16 MiB dst).
 std::int64_t footprint_bytes(const StridedPlan& plan) {
   std::int64_t src_element = plan.element_size;
@@ -658,7 +658,7 @@ FLOPSCOPE_AVX512 void gather_row_avx512(T* dst, const T* src, std::int64_t n, st
 // vector holds; the row's last vector by masked loads and a masked store, so that nothing past the
 // row's last element is read. Measured on Zen 4 (2 threads, 4096 x 4096 f32, against oneDNN's
 // reorder in the same process, 4 runs, with streaming stores since src's lines and dst together
-// exceed the LLC): k = 2 1.22-1.30x, k = 4 1.17-1.20x, k = 8 1.07-1.21x, k = 16 1.20-1.29x. Element
+// exceed the LLC): k = 2 1.23-1.30x, k = 4 1.17-1.20x, k = 8 1.07-1.21x, k = 16 1.20-1.29x. Element
 // by element with streaming stores, k = 8 and 16 ran at 0.71-0.76x and 0.58-0.62x; with the chain
 // of permutes but ordinary stores (the footprint once counted dst twice, not src's lines), k = 4
 // at 0.84-0.99x.
@@ -972,14 +972,14 @@ void simd_typed(const StridedPlan& plan, T* dst, const T* src) {
         // One element from each line, every line (x[:, ::16] of f32 on AVX2): streaming stores
         // lost there, 0.84-0.88x oneDNN's reorder against 1.15-1.23x with ordinary ones (Zen 4,
         // FLOPSCOPE_MAX_ISA=avx2, 3 runs alternated); at a step of 32 they won, 1.18-1.28x
-        // against 0.87-0.98x, and at 4 f32, 1.23-1.25x against 0.87-0.96x.
+        // against 0.87-0.98x, and at 4, 1.07-1.25x against 0.87-0.96x.
         const bool every_line = (stride == 64 / std::int64_t(sizeof(T)) || stride == -64 / std::int64_t(sizeof(T)));
         for_each_row(plan, dst, src, [stride, nt = nt && !every_line](T* out, const T* in, std::int64_t n) {
           k.gather_row(out, in, n, stride, nt);
         });
-      }
-      else
+      } else {
         for_each_row(plan, dst, src, [stride](T* out, const T* in, std::int64_t n) { gather_row(out, in, n, stride); });
+      }
       return;
     }
   }
