@@ -474,25 +474,14 @@ __attribute__((target("avx512f,avx512bw"))) void pack_a_pairs(const View& a, std
     for (int r = 0; r < mr; ++r) dst[s * mr + r] = r < rows ? bf16_pair(a, i0 + r, p0 + 2 * s, p0 + kc, true) : 0;
 }
 
+// B of unit column stride (NN's) never comes here: gemm_block packs it a row pair at a time
+// (pack_b_pairs_rows, below).
 __attribute__((target("avx512f,avx512bw"))) void pack_b_pairs(const View& b, std::int64_t p0, std::int64_t kc,
                                                                std::int64_t j0, int nr, std::uint32_t* dst) {
   const int cols = int(std::min<std::int64_t>(nr, b.cols - j0));
   const std::int64_t steps = (kc + 1) / 2, whole = kc / 2;
   std::int64_t s = 0;
-  if (nr % 32 == 0 && b.cs == 1) {
-    for (; s < whole; ++s)
-      for (int c0 = 0; c0 < nr; c0 += 32) {
-        __m512i lo, hi;
-        const int count = std::clamp(cols - c0, 0, 32);
-        if (count > 0) {
-          interleave_pairs(b.at(p0 + 2 * s, j0 + c0), b.at(p0 + 2 * s + 1, j0 + c0), count, lo, hi);
-        } else {
-          lo = hi = _mm512_setzero_si512();
-        }
-        _mm512_store_si512(dst + s * nr + c0, lo);
-        _mm512_store_si512(dst + s * nr + c0 + 16, hi);
-      }
-  } else if (nr % 16 == 0 && b.rs == 1) {
+  if (nr % 16 == 0 && b.rs == 1) {
     transpose_columns_avx512(b, p0, j0, nr, whole, dst);
     s = whole;
   }
