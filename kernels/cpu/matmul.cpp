@@ -42,7 +42,8 @@
 // Sharing one packed A panel between the threads of a column split (each packing half, a barrier
 // per panel) was tried: no change at 1024^3 or 2048^3 on Zen 4 (+-0.5%), so no thread waits.
 // Reading A in place instead of packing it (small operands, pitch no multiple of 4 KiB) was tried
-// at 256^3: packing's 6% was gone and the micro-kernel on six A rows as much slower (+-0.6%).
+// at 256^3: packing's 6% was gone and the micro-kernel on six A rows as much slower (+-0.6%); at
+// 1024^3 and 2048^3 (f32, bf16, Zen 4) the same: -0.7 to +1.4%.
 // Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
 // small buffer, and the valid part added to C. C is accumulated in place across k blocks when it
 // is of the kernel's type with unit column stride; otherwise (a narrow or strided C, fp8 scales)
@@ -1044,13 +1045,28 @@ std::optional<std::string> isa_capped() {
 
 // Note [blocking]: from this CPU's cache sizes, read at run time (sysfs; 32 KiB, 1 MiB and 8 MiB
 // where unknown). kc: the A sliver (mr x kc), reused by every B sliver of a block, in half the
-// L1; nc: the B block (kc x nc), reused by every A sliver of the panel, in half the L2; mc: the
-// A panel (mc x kc) in a share of the L3 (each core's), at most 256 slivers.
+// L1 (KcFrom::l1); nc: the B block (kc x nc), reused by every A sliver of the panel, in half the
+// L2, at least 4 slivers wide; mc: the A panel (mc x kc) in a share of the L3 (each core's), at
+// most 256 slivers.
+// Every k block after the first is one more pass over C (read and written back: 16 MiB of f32 at
+// 2048^2, past the core's L3 share), and the L1 rule cuts k into many (Zen 4, f32: kc = 680, so
+// 2048 in four blocks, the last of 8, and 4096 in seven). The AVX-512 kernels take kc from the L2
+// instead (KcFrom::l2): as long as a B block of the least width (4 slivers) fills the L2. Their A
+// sliver then outgrows the L1, which costs nothing measurable: a step reads 24 bytes of it beside
+// 256 of the B sliver, which streams from the L2 either way. Zen 4 (1 MiB L2: f32 and f64 kc 680
+// -> 1024, bf16 1360 -> 2048), the two rules alternated in one process (2-3 runs of 5-120 calls
+// each): f32 1024^3 +1.0/+2.5/-0.8%, 2048^3 +2.5/+1.1/+1.9%, 4096^3 +1.8/+2.7%; f64 2048^3
+// +2.5/+4.0%; bf16 2048^3 -0.6/+1.6/+3.2%, 4096^3 +2.3/+2.0% (1024^3, one block under either rule:
+// +0.5/+0.2/0.0%). Longer still (kc = k) was within noise of it: f32 4096^3 +5.3/+3.6% against
+// +3.2/+3.7%. The AVX2, AMX and AVX512-FP16 kernels keep the L1 rule: no CPU of theirs at hand to
+// measure on.
+enum class KcFrom { l1, l2 };
+
 struct Blocking {
   std::int64_t kc, mc, nc;
 };
 
-Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_bytes) {
+Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_bytes, KcFrom kc_from) {
   const CpuInfo& cpu = this_cpu();
   const auto bytes = [](std::size_t measured, std::int64_t fallback) {
     return measured ? std::int64_t(measured) : fallback;
@@ -1060,7 +1076,9 @@ Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_byt
   const auto round_down = [](std::int64_t value, std::int64_t unit, std::int64_t least) {
     return std::max(least, value / unit * unit);
   };
-  const std::int64_t kc = round_down(l1 / 2 / (mr * element_bytes), std::max(k_per_step, 8), std::max(k_per_step, 8));
+  const std::int64_t k_unit = std::max(k_per_step, 8);
+  const std::int64_t kc = kc_from == KcFrom::l1 ? round_down(l1 / 2 / (mr * element_bytes), k_unit, k_unit)
+                                                : round_down(l2 / (4 * nr * element_bytes), k_unit, k_unit);
   const std::int64_t nc = round_down(l2 / 2 / (kc * element_bytes), nr, 4 * nr);
   const std::int64_t mc = std::min<std::int64_t>(round_down(l3_share / 2 / (kc * element_bytes), mr, 4 * mr), 256 * mr);
   return {kc, mc, nc};
@@ -1070,8 +1088,8 @@ template <class P, class T>
 Kernel<P, T> blocked_kernel(int mr, int nr, int k_per_step, std::int64_t element_bytes,
                             decltype(Kernel<P, T>::pack_a) pack_a, decltype(Kernel<P, T>::pack_b) pack_b,
                             decltype(Kernel<P, T>::ukr) ukr,
-                            decltype(Kernel<P, T>::pack_b_rows) pack_b_rows = nullptr) {
-  const Blocking blocking = cache_blocking(mr, nr, k_per_step, element_bytes);
+                            decltype(Kernel<P, T>::pack_b_rows) pack_b_rows = nullptr, KcFrom kc_from = KcFrom::l1) {
+  const Blocking blocking = cache_blocking(mr, nr, k_per_step, element_bytes, kc_from);
   return {mr, nr, k_per_step, blocking.kc, blocking.mc, blocking.nc, pack_a, pack_b, ukr, pack_b_rows};
 }
 
@@ -1081,7 +1099,7 @@ Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
     case Isa::avx512:
       return blocked_kernel<float, float>(6, 64, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a,
                                           b_dtype == DType::f32 ? pack_b_f32_avx512 : pb.b, zmm::ukr<float, 6, 4>,
-                                          b_dtype == DType::f32 ? pack_b_rows_avx512<float> : pb.b_rows);
+                                          b_dtype == DType::f32 ? pack_b_rows_avx512<float> : pb.b_rows, KcFrom::l2);
     case Isa::avx2: return blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>, pb.b_rows);
     case Isa::plain: break;
   }
@@ -1095,7 +1113,7 @@ Kernel<double, double> f64_kernel(Isa isa) {
   switch (isa) {
     case Isa::avx512:
       return blocked_kernel<double, double>(6, 32, 1, 8, pack_a64, pack_b64, zmm::ukr<double, 6, 4>,
-                                            pack_b_rows_avx512<double>);
+                                            pack_b_rows_avx512<double>, KcFrom::l2);
     case Isa::avx2: return blocked_kernel<double, double>(6, 8, 1, 8, pack_a64, pack_b64, ymm::ukr<double, 6>, rows64);
     case Isa::plain: break;
   }
@@ -1161,7 +1179,7 @@ std::optional<std::string> dpbf16_unavailable(const MatmulProblem& p) {
 Runner prepare_dpbf16(const MatmulProblem& p) {
   // A step is a bf16 pair: 4 bytes of A per row and step.
   auto kernel = blocked_kernel<std::uint32_t, float>(6, 64, 2, 4, pack_a_pairs, pack_b_pairs, ukr_dpbf16<6, 4>,
-                                                     pack_b_pairs_rows);
+                                                     pack_b_pairs_rows, KcFrom::l2);
   kernel.kc *= 2;  // k elements: two a step
   tell_choice(p, "avx512_bf16", kernel);
   return runner(p, kernel);
