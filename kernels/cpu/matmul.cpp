@@ -1092,8 +1092,8 @@ std::optional<std::string> isa_capped() {
 // 2048^2, past the core's L3 share), and the L1 rule cuts k into many (Zen 4, f32: kc = 680, so
 // 2048 in four blocks, the last of 8, and 4096 in seven). The AVX-512 kernels take kc from the L2
 // instead (KcFrom::l2): as long as a B block of the least width (4 slivers) fills the L2. Their A
-// sliver then outgrows the L1, which costs nothing measurable: a step reads 24 bytes of it beside
-// 256 of the B sliver, which streams from the L2 either way. Zen 4 (1 MiB L2: f32 and f64 kc 680
+// sliver then outgrows the L1, which costs nothing measurable: a step reads 24 bytes of it (48 in
+// f64) beside 256 of the B sliver, which streams from the L2 either way. Zen 4 (1 MiB L2: f32 and f64 kc 680
 // -> 1024, bf16 1360 -> 2048), the two rules alternated in one process (2-3 runs of 5-120 calls
 // each): f32 1024^3 +1.0/+2.5/-0.8%, 2048^3 +2.5/+1.1/+1.9%, 4096^3 +1.8/+2.7%; f64 2048^3
 // +2.5/+4.0%; bf16 2048^3 -0.6/+1.6/+3.2%, 4096^3 +2.3/+2.0% (1024^3, one block under either rule:
