@@ -1117,9 +1117,14 @@ Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_byt
     return std::max(least, value / unit * unit);
   };
   const std::int64_t k_unit = std::max(k_per_step, 8);
-  const std::int64_t kc = kc_from == KcFrom::l1 ? round_down(l1 / 2 / (mr * element_bytes), k_unit, k_unit)
-                                                : round_down(l2 / (4 * nr * element_bytes), k_unit, k_unit);
-  const std::int64_t nc = round_down(l2 / 2 / (kc * element_bytes), nr, 4 * nr);
+  std::int64_t kc, nc;
+  if (kc_from == KcFrom::l1) {
+    kc = round_down(l1 / 2 / (mr * element_bytes), k_unit, k_unit);
+    nc = round_down(l2 / 2 / (kc * element_bytes), nr, 4 * nr);
+  } else {  // a B block of the least width filling the L2
+    nc = 4 * nr;
+    kc = round_down(l2 / (nc * element_bytes), k_unit, k_unit);
+  }
   const std::int64_t mc = std::min<std::int64_t>(round_down(l3_share / 2 / (kc * element_bytes), mr, 4 * mr), 256 * mr);
   return {kc, mc, nc};
 }
