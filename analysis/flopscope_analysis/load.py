@@ -242,6 +242,9 @@ class Sample:
     real_time_s: float
     cpu_time_s: Optional[float]
     counters: dict[str, float]
+    # Its repetition_index: under the stopping rule, the round it ran in (a block's cases take
+    # their k-th repetitions in turn, seconds apart); None where the file has none.
+    index: Optional[int] = None
 
 
 @dataclass
@@ -615,7 +618,9 @@ def _sample(path: Path, entry: dict[str, Any]) -> Sample:
     real_time = _time_s(path, entry, "real_time")
     if real_time is None:
         raise AnalysisError(f"{path}: {entry['name']}: a repetition without a numeric real_time")
-    return Sample(real_time, _time_s(path, entry, "cpu_time"), _counters(entry))
+    index = entry.get("repetition_index")
+    return Sample(real_time, _time_s(path, entry, "cpu_time"), _counters(entry),
+                  index if isinstance(index, int) and not isinstance(index, bool) and index >= 0 else None)
 
 
 def _error_message(entry: dict[str, Any]) -> str:

@@ -71,3 +71,14 @@ def median_ci(samples: Sequence[float], level: float = CI_LEVEL) -> Optional[Med
         else:
             break
     return MedianCI(middle, values[best - 1], values[n - best], 1 - 2 * _below(n, best), n)
+
+
+def against_target(ci: MedianCI, target: float) -> str:
+    """Whether a ratio whose median has the interval `ci` reaches `target` (higher is better):
+    'met' where the whole interval is at or above it, 'missed' where it is all below, 'within
+    noise' where it straddles it (the run cannot tell)."""
+    if ci.low >= target:
+        return "met"
+    if ci.high < target:
+        return "missed"
+    return "within noise"

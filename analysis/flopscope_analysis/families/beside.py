@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from .. import fmt
 from ..load import Case, Run
+from ..stats import against_target, median_ci
 from .roles import role
 
 ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8e4m3": 1, "f8e5m2": 1}
@@ -60,3 +62,37 @@ def peers_of(run: Run, family: str) -> dict[PeerKey, Case]:
     """PyTorch's cases of the family that ran (torch_beside.json, role peer), by peer_key: a
     case finds its PyTorch figure by its own key."""
     return {peer_key(c): c for c in run.cases if c.ok and c.name.family == family and c.role == "peer"}
+
+
+def paired_ratios(a: Case, b: Case, counter: str) -> list[float]:
+    """a's `counter` (a rate: bytes_per_second, flops_per_second) over b's, repetition by
+    repetition: the k-th repetitions of the two, wherever both have one. Under the stopping rule
+    a block's cases take their k-th repetitions in turn, seconds apart (bench/harness/rounds.hpp),
+    so a pair sees one level of the host's drift, which divides out; the spread of the ratios is
+    then the cases' own noise, not the minutes of drift that separate one round from another."""
+    theirs = {s.index: s.counters.get(counter) for s in b.samples if s.index is not None}
+    ratios = []
+    for s in a.samples:
+        mine, other = s.counters.get(counter), theirs.get(s.index) if s.index is not None else None
+        if mine and other and mine > 0 and other > 0:
+            ratios.append(mine / other)
+    return ratios
+
+
+def target_text(goal: str, own: Optional[Case], base: Optional[Case], counter: str, target: float,
+                percent: bool) -> str:
+    """'>= 70% copy: met, CI 71.2-74.0%': whether own's rate over base's reaches `target`, by the
+    95% CI of the median of their paired ratios (paired_ratios; the coverage is said where fewer
+    pairs allow no 95% interval); by the ratio of the medians where no two repetitions pair."""
+    if not own or not base or not own.counters.get(counter) or not base.counters.get(counter):
+        return f"{goal}: {fmt.MISSING}"
+    ci = median_ci(paired_ratios(own, base, counter))
+    if ci is None:
+        ratio = own.counters[counter] / base.counters[counter]
+        return f"{goal}: {'met' if ratio >= target else 'missed'} (no paired repetitions)"
+
+    def show(x: float) -> str:
+        return f"{100 * x:.1f}" if percent else f"{x:.2f}"
+
+    level = "CI" if ci.reaches_level else f"{100 * ci.coverage:.0f}% CI"
+    return f"{goal}: {against_target(ci, target)}, {level} {show(ci.low)}-{show(ci.high)}{'%' if percent else 'x'}"

@@ -19,7 +19,7 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import peer_key, peers_of
+from .beside import peer_key, peers_of, target_text
 from .generic import cv_cell
 from .roles import ceiling_cell, role
 
@@ -49,7 +49,18 @@ VENDORS_NOTE = (
     "repetitions interleaved (above 1.00x the own kernel is faster), and, where PyTorch is "
     "installed, torch.mm of the same size and dtype (torch_beside.json: PyTorch in another "
     "process of the same run, all cores, inputs in memory). `kernel` is what ran: the ISA and "
-    "micro-tile from the case's label.")
+    "micro-tile from the case's label. `target` (on the CPU, the fastest own variant of the sizes "
+    "that issue 25 sets one for): met where the 95% CI of the median of the repetition-by-"
+    "repetition ratio to the vendor (taken in turn seconds apart, so that the host's drift divides "
+    "out) lies at or above the target, missed where it lies below, within noise where it "
+    "straddles it.")
+
+# The targets of issue 25 ("own CPU kernels at the limit") for square NN matmuls on the CPU: per
+# compute mode, the sizes n (None: every size) where the fastest own variant should reach
+# `ratio` times the fastest vendor of the mode (f32: the faster of oneDNN and OpenBLAS; bf16:
+# oneDNN, the one vendor with a bf16 GEMM here). The table's "target" column judges them
+# (beside.target_text); PyTorch, timed in another process, is only set beside.
+TARGETS = {"f32": ((1024, 2048, 4096), 0.95), "bf16": (None, 0.95)}
 
 PLOT_CAPTION = (
     "GFLOP/s of each variant against the size of square matmuls (NN layout; the x axis is n for "
@@ -169,13 +180,15 @@ def vendors_section(run: Run) -> list[str]:
                                               key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2])):
         vendor = max((c for c in group if role(c) == "vendor"), key=lambda c: c.flops_per_second, default=None)
         torch = peers.get(peer_key(group[0]))
-        for own in sorted((c for c in group if role(c) == "own" and "emulated" not in c.label),
-                          key=lambda c: c.name.variant):
+        owns = sorted((c for c in group if role(c) == "own" and "emulated" not in c.label), key=lambda c: c.name.variant)
+        fastest = max(owns, key=lambda c: c.flops_per_second, default=None)
+        for own in owns:
             kernel = " ".join(f"{key}={own.label[key]}" for key in ("isa", "ukr") if own.label.get(key))
             rows.append([device_id, mode, str(n), own.name.variant, kernel or fmt.MISSING,
                          fmt.giga(own.flops_per_second),
                          f"{vendor.name.variant} {fmt.giga(vendor.flops_per_second)}" if vendor else fmt.MISSING,
-                         f"{own.flops_per_second / vendor.flops_per_second:.2f}x" if vendor else fmt.MISSING]
+                         f"{own.flops_per_second / vendor.flops_per_second:.2f}x" if vendor else fmt.MISSING,
+                         _target_cell(device_id, mode, n, own, vendor) if own is fastest else ""]
                         + ([fmt.giga(torch.flops_per_second) if torch else fmt.MISSING,
                             f"{own.flops_per_second / torch.flops_per_second:.2f}x" if torch else fmt.MISSING]
                            if peers else []))
@@ -183,8 +196,16 @@ def vendors_section(run: Run) -> list[str]:
         return []
     lines = ["## Matmul: own kernels against the vendors" + (" and PyTorch" if peers else ""), "", VENDORS_NOTE, ""]
     lines += tables.markdown(["device", "mode", "n", "own variant", "kernel", "GFLOP/s", "fastest vendor (GFLOP/s)",
-                              "own / vendor"] + (["torch.mm GFLOP/s", "own / torch"] if peers else []), rows)
+                              "own / vendor", "target"] + (["torch.mm GFLOP/s", "own / torch"] if peers else []), rows)
     return lines + [""]
+
+
+def _target_cell(device_id: str, mode: str, n: int, own: Case, vendor: Optional[Case]) -> str:
+    """'>= 0.95x vendor: met, CI 1.01-1.04x' where TARGETS names the mode and size (CPU), else empty."""
+    sizes, ratio = TARGETS.get(mode, ((), 0.0))
+    if not device_id.startswith("cpu") or (sizes is not None and n not in sizes):
+        return ""
+    return target_text(f">= {ratio:.2f}x vendor", own, vendor, "flops_per_second", ratio, percent=False)
 
 
 def matmul_sections(run: Run) -> list[str]:
