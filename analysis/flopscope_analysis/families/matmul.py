@@ -50,7 +50,7 @@ VENDORS_NOTE = (
     "installed, torch.mm of the same size and dtype (torch_beside.json: PyTorch in another "
     "process of the same run, all cores, inputs in memory). `kernel` is what ran: the ISA and "
     "micro-tile from the case's label. `target` (on the CPU, the fastest own variant of the sizes "
-    "that issue 25 sets one for): met where the 95% CI of the median of the repetition-by-"
+    "that flopscope sets its own kernels a goal for): met where the 95% CI of the median of the repetition-by-"
     "repetition ratio to the vendor (taken in turn seconds apart, so that the host's drift divides "
     "out) lies at or above the target, missed where it lies below, within noise where it "
     "straddles it.")

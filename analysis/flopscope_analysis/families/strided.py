@@ -33,11 +33,11 @@ COST_NOTE = (
     "so 100% means the view costs what a copy of its bytes costs. `touched / bytes` is lib's "
     "cache-line model: the whole 64-byte lines (32-byte sectors on a GPU) the view and the result "
     "lie in, over the logical bytes; above 1.00 the access pattern itself wastes bandwidth (a "
-    "slice's step), and no kernel can reach 100%. `target` (on the CPU, for the views that issue 25 "
-    "sets one): met where the 95% CI of the median of the repetition-by-repetition ratio (own's "
-    "k-th repetition over the copy's or vendor's, taken in turn seconds apart, so that the host's "
-    "drift divides out) lies at or above the target, missed where it lies below, within noise "
-    "where it straddles it.")
+    "slice's step), and no kernel can reach 100%. `target` (on the CPU, the views that flopscope "
+    "sets its own kernels a goal for): met where the 95% CI of the median of the repetition-by-"
+    "repetition ratio (own's k-th repetition over the copy's or vendor's, taken in turn seconds "
+    "apart, so that the host's drift divides out) lies at or above the target, missed where it "
+    "lies below, within noise where it straddles it.")
 
 RATIO_CAPTION = (
     "Bandwidth of the fastest own variant of each view kind and dtype as a fraction of the "
