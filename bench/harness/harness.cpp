@@ -310,7 +310,7 @@ std::string literal(const std::string& name) {
 
 // Runs the cases `names` (in planned order) by the stopping rule: per block, rounds of one
 // repetition of each open case until each is resolved, failed or skipped, or at
-// kMaxRepetitions. Each finished case goes to `display` (repetitions, then aggregates) and to
+// kMaxRepetitions (a baseline: while the others go on, finished_after_round). Each finished case goes to `display` (repetitions, then aggregates) and to
 // `whole`; the first round's context goes to both before.
 //
 // A case's first round is Google Benchmark's usual one: trials of 1, 10, 100... iterations (which
@@ -364,6 +364,7 @@ void run_by_rule(const std::vector<std::string>& names, const std::vector<bool>&
         if (whole) whole->ReportContext(*collector.context_);
         context_sent = true;
       }
+      std::vector<bool> done(block.size(), false), halted(block.size(), false);
       for (std::size_t i = 0; i < block.size(); ++i) {
         if (!open[i]) continue;
         const auto& got = collector.runs_[names[block[i]]];
@@ -375,9 +376,14 @@ void run_by_rule(const std::vector<std::string>& names, const std::vector<bool>&
         const int n = int(reps.size());
         if (round == 0 && registered[block[i]] && !reps.empty() && reps.front().iterations > 0)
           registered[block[i]]->Iterations(reps.front().iterations);
-        if (got.empty() || error || n >= kMaxRepetitions || (n >= kMinRepetitions && ci && ci->resolved()))
-          finish(i);
+        halted[i] = got.empty() || error || n >= kMaxRepetitions;
+        done[i] = n >= kMinRepetitions && ci && ci->resolved();
       }
+      std::vector<bool> in_block_baseline(block.size());
+      for (std::size_t i = 0; i < block.size(); ++i) in_block_baseline[i] = baseline[block[i]];
+      const std::vector<bool> finished = finished_after_round(in_block_baseline, open, done, halted);
+      for (std::size_t i = 0; i < block.size(); ++i)
+        if (finished[i]) finish(i);
     }
     for (std::size_t i = 0; i < block.size(); ++i)
       if (open[i]) finish(i);

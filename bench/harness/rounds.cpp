@@ -227,4 +227,14 @@ std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& 
   return blocks;
 }
 
+std::vector<bool> finished_after_round(const std::vector<bool>& baseline, const std::vector<bool>& open,
+                                       const std::vector<bool>& done, const std::vector<bool>& halted) {
+  bool others_go_on = false;
+  for (std::size_t i = 0; i < open.size(); ++i) others_go_on |= open[i] && !baseline[i] && !done[i] && !halted[i];
+  std::vector<bool> finished(open.size(), false);
+  for (std::size_t i = 0; i < open.size(); ++i)
+    finished[i] = open[i] && (halted[i] || (done[i] && !(baseline[i] && others_go_on)));
+  return finished;
+}
+
 }  // namespace flopscope::bench

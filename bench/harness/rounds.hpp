@@ -18,6 +18,9 @@
 // block's seconds, not the binary's minutes (host bandwidth on a shared VM switches between
 // levels for seconds at a time; across a whole run that drift is not the case's noise). Drift
 // across the binary is measured instead: a baseline copy at its start and end (harness.cpp).
+// A baseline (a family's copy) the rule is done with goes on while another case of its block is
+// open, so that each repetition of the cases set against it has one of the copy's from its own
+// round: the report pairs them (round k's case over round k's copy) for the CI of the ratio.
 //
 // CUDA cases go through the same rounds: each repetition is one Google Benchmark iteration of
 // many timed runs (cuda.hpp's Timer), and their CI is written the same way.
@@ -77,5 +80,12 @@ std::vector<Run> aggregates_of(const std::vector<Run>& repetitions);
 // `baseline` case "n=N" (a family's copy) joins the block of the first other case of its family
 // and device with N elements, so that "x of copy" pairs cases timed in one block's rounds.
 std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& names, const std::vector<bool>& baseline);
+
+// After a round, which of a block's cases finish (per case of the block): an open one that
+// `halted` (failed, skipped, ran nothing, or at kMaxRepetitions), and an open one the rule is
+// `done` with (resolved after kMinRepetitions), except a baseline while any other case of the
+// block is open and neither done nor halted.
+std::vector<bool> finished_after_round(const std::vector<bool>& baseline, const std::vector<bool>& open,
+                                       const std::vector<bool>& done, const std::vector<bool>& halted);
 
 }  // namespace flopscope::bench
