@@ -1,6 +1,6 @@
 """The first screen of report.md: the machine, per family and device the best own result against
 its ceiling and against the vendor (or baseline) timed beside it in the same process, the biggest
-gaps to a vendor, how sure the medians are, and what was skipped (a count per reason; the rows
+gaps to a vendor, how the own CPU kernels fare against their targets, how sure the medians are, and what was skipped (a count per reason; the rows
 are in the appendix at the end).
 
 Ratios pair cases of one file only: bandwidth on a shared machine drifts between processes (the
@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Optional
 
 from . import fmt
+from .families import families_in
 from .families.beside import copies_of, copy_elements
 from .families.generic import case_ci
 from .families.roles import cache_level, ceiling_of, pct_of_ceiling, role
@@ -231,11 +232,30 @@ def fmt_reason(why: str, width: int = 70) -> str:
     return why if len(why) <= width else why[:width - 1].rstrip() + "…"
 
 
+def _target_lines(run: Run) -> list[str]:
+    """The goals flopscope sets its own CPU kernels (each family's targets), counted by verdict;
+    the missed ones by name."""
+    judged = [(what, j) for family in families_in(run) for what, j in family.targets(run)]
+    if not judged:
+        return []
+    counts = Counter(j.verdict for _, j in judged)
+    missed = "; ".join(f"`{what}`: {j.goal}, {j.detail}" for what, j in judged if j.verdict == "missed")
+    parts = [f"{counts['met']} of {len(judged)} met"]
+    parts += [f"{counts[v]} {v}" for v in ("within noise", "missed") if counts[v]]
+    if missed:
+        parts[-1] += f" ({missed})"
+    if counts[fmt.MISSING]:
+        parts.append(f"{counts[fmt.MISSING]} without a figure to judge by")
+    return [f"- **Targets** of the own CPU kernels (the `target` columns below, each judged by the 95% CI of "
+            f"the ratio of repetitions taken in the same round): {', '.join(parts)}."]
+
+
 def headline_lines(run: Run) -> list[str]:
     lines = ["## Headline", ""]
     lines += _machine_lines(run)
     lines += _skip_lines(run)
     lines += _missing_lines(run)
+    lines += _target_lines(run)
     lines += [_noise_line(run)]
     lines += _drift_lines(run) + [""]
     best, gaps = _best_table(run)

@@ -154,3 +154,20 @@ def test_the_run_table_says_which_binaries_had_their_operands_in_huge_pages(tmp_
     run_table = text[text.index("## Run\n"):text.index("\n## ", text.index("## Run\n") + 1)]
     marked = [line for line in run_table.splitlines() if "2 MiB pages (--huge-pages)" in line]
     assert len(marked) == 1 and "bench_strided" in marked[0], run_table
+
+
+def test_the_targets_line_counts_the_tables_verdicts_and_names_the_missed(xeon_report):
+    _, text = xeon_report
+    (line,) = [line for line in _headline(text) if line.startswith("- **Targets**")]
+    # Every target cell of the tables ("... copy: met, CI ..." / "... vendor: missed, CI ..."), by verdict.
+    cells = re.findall(r"\| (>= [0-9.]+(?:% copy|x vendor)): (met|missed|within noise)(?:,| \() ?([^|]*?) \|", text)
+    verdicts = [verdict for _, verdict, _ in cells]
+    assert len(cells) >= 10
+    assert f"{verdicts.count('met')} of {len(cells)} met" in line
+    for verdict in ("within noise", "missed"):
+        if verdicts.count(verdict):
+            assert f"{verdicts.count(verdict)} {verdict}" in line
+    # The missed ones by what they are, with the interval their table cell shows.
+    for goal, verdict, detail in cells:
+        if verdict == "missed":
+            assert f"{goal}, {detail}" in line

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..load import Case, Run
+from .beside import Judged
 from .generic import generic_table
 
 
@@ -29,6 +30,10 @@ def no_plots(run: Run, device_id: str, plots_dir: Path) -> list[Plot]:
     return []
 
 
+def no_targets(run: Run) -> list[tuple[str, Judged]]:
+    return []
+
+
 @dataclass(frozen=True)
 class Family:
     """A family's part of the report.
@@ -37,9 +42,12 @@ class Family:
         (device: the run's Device, for its ceilings and caches; None where unknown).
     sections(run): Markdown lines of the family's own sections ("## ..."), after the results.
     plots(run, device_id, plots_dir): the figures of one device, written under plots_dir.
+    targets(run): the goals the family's own kernels have in this run, each judged (beside.judge),
+        with what it is about ("transpose f32 m=8192,n=8192"): the headline counts them.
     """
 
     name: str
     table: Callable[..., list[str]] = generic_table
     sections: Callable[[Run], list[str]] = no_sections
     plots: Callable[[Run, str, Path], list[Plot]] = no_plots
+    targets: Callable[[Run], list[tuple[str, Judged]]] = no_targets

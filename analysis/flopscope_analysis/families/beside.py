@@ -7,6 +7,7 @@ On a shared machine bandwidth drifts between processes, so only this pairing mak
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -79,20 +80,38 @@ def paired_ratios(a: Case, b: Case, counter: str) -> list[float]:
     return ratios
 
 
-def target_text(goal: str, own: Optional[Case], base: Optional[Case], counter: str, target: float,
-                percent: bool) -> str:
-    """'>= 70% copy: met, CI 71.2-74.0%': whether own's rate over base's reaches `target`, by the
-    95% CI of the median of their paired ratios (paired_ratios; the coverage is said where fewer
-    pairs allow no 95% interval); by the ratio of the medians where no two repetitions pair."""
+@dataclass(frozen=True)
+class Judged:
+    """A target judged: its goal (">= 70% copy"), the verdict ("met", "missed", "within noise",
+    or fmt.MISSING without a figure to judge by) and what it rests on ("CI 71.2-74.0%")."""
+
+    goal: str
+    verdict: str
+    detail: str = ""
+
+    @property
+    def text(self) -> str:
+        """'>= 70% copy: met, CI 71.2-74.0%', the report's target cell."""
+        if not self.detail:
+            return f"{self.goal}: {self.verdict}"
+        joiner = " " if self.detail.startswith("(") else ", "
+        return f"{self.goal}: {self.verdict}{joiner}{self.detail}"
+
+
+def judge(goal: str, own: Optional[Case], base: Optional[Case], counter: str, target: float,
+          percent: bool) -> Judged:
+    """Whether own's rate over base's reaches `target`, by the 95% CI of the median of their
+    paired ratios (paired_ratios; the coverage is said where fewer pairs allow no 95% interval);
+    by the ratio of the medians where no two repetitions pair."""
     if not own or not base or not own.counters.get(counter) or not base.counters.get(counter):
-        return f"{goal}: {fmt.MISSING}"
+        return Judged(goal, fmt.MISSING)
     ci = median_ci(paired_ratios(own, base, counter))
     if ci is None:
         ratio = own.counters[counter] / base.counters[counter]
-        return f"{goal}: {'met' if ratio >= target else 'missed'} (no paired repetitions)"
+        return Judged(goal, "met" if ratio >= target else "missed", "(no paired repetitions)")
 
     def show(x: float) -> str:
         return f"{100 * x:.1f}" if percent else f"{x:.2f}"
 
     level = "CI" if ci.reaches_level else f"{100 * ci.coverage:.0f}% CI"
-    return f"{goal}: {against_target(ci, target)}, {level} {show(ci.low)}-{show(ci.high)}{'%' if percent else 'x'}"
+    return Judged(goal, against_target(ci, target), f"{level} {show(ci.low)}-{show(ci.high)}{'%' if percent else 'x'}")

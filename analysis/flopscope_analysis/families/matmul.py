@@ -19,7 +19,7 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import peer_key, peers_of, target_text
+from .beside import Judged, judge, peer_key, peers_of
 from .generic import cv_cell
 from .roles import ceiling_cell, role
 
@@ -59,7 +59,7 @@ VENDORS_NOTE = (
 # compute mode, the sizes n (None: every size) where the fastest own variant should reach
 # `ratio` times the fastest vendor of the mode (f32: the faster of oneDNN and OpenBLAS; bf16:
 # oneDNN, the one vendor with a bf16 GEMM here). The table's "target" column judges them
-# (beside.target_text); PyTorch, timed in another process, is only set beside.
+# (beside.judge); PyTorch, timed in another process, is only set beside.
 TARGETS = {"f32": ((1024, 2048, 4096), 0.95), "bf16": (None, 0.95)}
 
 PLOT_CAPTION = (
@@ -167,28 +167,56 @@ def layout_section(run: Run) -> list[str]:
     return lines + [""]
 
 
-def vendors_section(run: Run) -> list[str]:
-    """Own against the fastest vendor of each mode and against PyTorch, square NN matmuls."""
+def _vendor_groups(run: Run) -> list[tuple[tuple[str, str, int], list[Case], Optional[Case], Optional[Case]]]:
+    """Square NN matmuls per (device, mode, n), in a reader's order: the key, the own variants
+    (emulated ones left out) by name, and the fastest vendor and PyTorch's case of the size."""
     groups: dict[tuple[str, str, int], list[Case]] = defaultdict(list)
     for c in _matmul_cases(run):
         m, n, k = _dims(c)
         if _layout(c) == "NN" and m == n == k and not _extra(c, "site") and role(c) in ("own", "vendor"):
             groups[(c.name.device, c.name.dtype, n)].append(c)
     peers = peers_of(run, "matmul")
-    rows = []
-    for (device_id, mode, n), group in sorted(groups.items(),
-                                              key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2])):
+    out = []
+    for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2])):
         vendor = max((c for c in group if role(c) == "vendor"), key=lambda c: c.flops_per_second, default=None)
-        torch = peers.get(peer_key(group[0]))
         owns = sorted((c for c in group if role(c) == "own" and "emulated" not in c.label), key=lambda c: c.name.variant)
+        out.append((key, owns, vendor, peers.get(peer_key(group[0]))))
+    return out
+
+
+def _judge_target(device_id: str, mode: str, n: int, own: Optional[Case], vendor: Optional[Case]) -> Optional[Judged]:
+    """The fastest own variant's target (TARGETS) at this mode and size on the CPU; else None."""
+    sizes, ratio = TARGETS.get(mode, ((), 0.0))
+    if not own or not device_id.startswith("cpu") or (sizes is not None and n not in sizes):
+        return None
+    return judge(f">= {ratio:.2f}x vendor", own, vendor, "flops_per_second", ratio, percent=False)
+
+
+def targets(run: Run) -> list[tuple[str, Judged]]:
+    """The CPU matmuls that TARGETS names, judged."""
+    out = []
+    for (device_id, mode, n), owns, vendor, _ in _vendor_groups(run):
         fastest = max(owns, key=lambda c: c.flops_per_second, default=None)
+        judged = _judge_target(device_id, mode, n, fastest, vendor)
+        if judged:
+            out.append((f"matmul {mode} {n}^3", judged))
+    return out
+
+
+def vendors_section(run: Run) -> list[str]:
+    """Own against the fastest vendor of each mode and against PyTorch, square NN matmuls."""
+    peers = peers_of(run, "matmul")
+    rows = []
+    for (device_id, mode, n), owns, vendor, torch in _vendor_groups(run):
+        fastest = max(owns, key=lambda c: c.flops_per_second, default=None)
+        judged = _judge_target(device_id, mode, n, fastest, vendor)
         for own in owns:
             kernel = " ".join(f"{key}={own.label[key]}" for key in ("isa", "ukr") if own.label.get(key))
             rows.append([device_id, mode, str(n), own.name.variant, kernel or fmt.MISSING,
                          fmt.giga(own.flops_per_second),
                          f"{vendor.name.variant} {fmt.giga(vendor.flops_per_second)}" if vendor else fmt.MISSING,
                          f"{own.flops_per_second / vendor.flops_per_second:.2f}x" if vendor else fmt.MISSING,
-                         _target_cell(device_id, mode, n, own, vendor) if own is fastest else ""]
+                         judged.text if judged and own is fastest else ""]
                         + ([fmt.giga(torch.flops_per_second) if torch else fmt.MISSING,
                             f"{own.flops_per_second / torch.flops_per_second:.2f}x" if torch else fmt.MISSING]
                            if peers else []))
@@ -198,14 +226,6 @@ def vendors_section(run: Run) -> list[str]:
     lines += tables.markdown(["device", "mode", "n", "own variant", "kernel", "GFLOP/s", "fastest vendor (GFLOP/s)",
                               "own / vendor", "target"] + (["torch.mm GFLOP/s", "own / torch"] if peers else []), rows)
     return lines + [""]
-
-
-def _target_cell(device_id: str, mode: str, n: int, own: Case, vendor: Optional[Case]) -> str:
-    """'>= 0.95x vendor: met, CI 1.01-1.04x' where TARGETS names the mode and size (CPU), else empty."""
-    sizes, ratio = TARGETS.get(mode, ((), 0.0))
-    if not device_id.startswith("cpu") or (sizes is not None and n not in sizes):
-        return ""
-    return target_text(f">= {ratio:.2f}x vendor", own, vendor, "flops_per_second", ratio, percent=False)
 
 
 def matmul_sections(run: Run) -> list[str]:
@@ -270,4 +290,4 @@ def matmul_plots(run: Run, device_id: str, plots_dir: Path) -> list[Plot]:
     return [Plot("Matmul GFLOP/s against size", path, PLOT_CAPTION)] if path else []
 
 
-FAMILY = Family("matmul", table=matmul_table, sections=matmul_sections, plots=matmul_plots)
+FAMILY = Family("matmul", table=matmul_table, sections=matmul_sections, plots=matmul_plots, targets=targets)

@@ -19,7 +19,7 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import cases_of, copies_of, copy_beside, peer_key, peers_of, target_text
+from .beside import Judged, cases_of, copies_of, copy_beside, judge, peer_key, peers_of
 
 # The vendor's variants (oneDNN's reorder, what PyTorch uses on the CPU; cuBLAS's geam) are those
 # whose role is "vendor" in the binary's context (schema 2); a schema-1 file has no roles.
@@ -55,7 +55,7 @@ STEP_CAPTION = (
 # The targets of issue 25 ("own CPU kernels at the limit"), one row per view: view kind, dtype and
 # source shape (None: any), what the fastest own variant is set against ("copy": the same-process
 # copy's bandwidth; "vendor": the vendor's variant's) and the ratio it should reach. The table's
-# "target" column says, for the rows they name, whether the run met them (beside.target_text).
+# "target" column says, for the rows they name, whether the run met them (beside.judge).
 TARGETS = [
     ("transpose", "f32", "m=8192,n=8192", "copy", 0.70),
     ("transpose", "f32", "m=4096,n=4096", "copy", 0.70),
@@ -67,17 +67,17 @@ TARGETS = [
 ]
 
 
-def target_cell(view: str, dtype: str, shape: str, own: Optional[Case], vendor: Optional[Case],
-                copy: Optional[Case]) -> str:
-    """'>= 70% copy: met, CI 71.2-74.0%' for a row that TARGETS names (on the CPU), else empty."""
+def judge_target(view: str, dtype: str, shape: str, own: Optional[Case], vendor: Optional[Case],
+                 copy: Optional[Case]) -> Optional[Judged]:
+    """The row's target judged (beside.judge), for a row that TARGETS names; else None."""
     kind = view.split(" ")[0]
     for t_view, t_dtype, t_shape, against, ratio in TARGETS:
         if t_view != kind or t_dtype not in (None, dtype) or t_shape not in (None, shape):
             continue
         base = copy if against == "copy" else vendor
         goal = f">= {100 * ratio:.0f}% copy" if against == "copy" else f">= {ratio:.2f}x vendor"
-        return target_text(goal, own, base, "bytes_per_second", ratio, percent=against == "copy")
-    return ""
+        return judge(goal, own, base, "bytes_per_second", ratio, percent=against == "copy")
+    return None
 
 
 def view_key(case: Case) -> str:
@@ -103,22 +103,40 @@ def _pct_copy(case: Optional[Case], copy: Optional[Case]) -> str:
     return fmt.percent(100 * case.bytes_per_second / copy.bytes_per_second)
 
 
-def cost_section(run: Run) -> list[str]:
-    """What contiguity costs: per (device, view, dtype, shape), own and vendor against the copy."""
+def _view_rows(run: Run) -> list[tuple[tuple, Optional[Case], Optional[Case], Case, Optional[Case]]]:
+    """Per (device, view, dtype, shape), in a reader's order: the key, the fastest own variant,
+    the vendor's, the one of them that ran (own first) and the copy of its process."""
     groups: dict[tuple, list[Case]] = defaultdict(list)
     for c in cases_of(run, "strided"):
         groups[(c.name.device, view_key(c), c.name.dtype, c.name.dims_text())].append(c)
     copies = copies_of(run, "strided")
-    peers = peers_of(run, "strided")
     rows = []
     for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _view_rank(kv[1][0]),
                                                              kv[0][2], kv[1][0].bytes)):
-        device_id, view, dtype, shape = key
         own = _fastest([c for c in group if c.role != "vendor"])
         vendor = _fastest([c for c in group if c.role == "vendor"])
         reference = own or vendor
-        copy = copy_beside(copies, reference)
+        rows.append((key, own, vendor, reference, copy_beside(copies, reference)))
+    return rows
+
+
+def targets(run: Run) -> list[tuple[str, Judged]]:
+    """The CPU views that TARGETS names, judged."""
+    out = []
+    for (device_id, view, dtype, shape), own, vendor, _, copy in _view_rows(run):
+        judged = judge_target(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else None
+        if judged:
+            out.append((f"{view} {dtype} {shape}", judged))
+    return out
+
+
+def cost_section(run: Run) -> list[str]:
+    """What contiguity costs: per (device, view, dtype, shape), own and vendor against the copy."""
+    peers = peers_of(run, "strided")
+    rows = []
+    for (device_id, view, dtype, shape), own, vendor, reference, copy in _view_rows(run):
         touched = reference.counter("bytes_touched")
+        judged = judge_target(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else None
         rows.append([device_id, view, dtype, shape, fmt.size(reference.bytes),
                      f"{touched / reference.bytes:.2f}" if touched else fmt.MISSING,
                      fmt.giga(copy.bytes_per_second) if copy else fmt.MISSING,
@@ -127,7 +145,7 @@ def cost_section(run: Run) -> list[str]:
                      f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
                      _pct_copy(vendor, copy),
                      f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING,
-                     target_cell(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else ""]
+                     judged.text if judged else ""]
                     + _torch_cells(own, peers.get(peer_key(reference))) * bool(peers))
     if not rows:
         return []
@@ -233,4 +251,4 @@ def strided_plots(run: Run, device_id: str, plots_dir: Path) -> list[Plot]:
     return [Plot(heading, path, caption) for heading, path, caption in figures if path]
 
 
-FAMILY = Family("strided", sections=cost_section, plots=strided_plots)
+FAMILY = Family("strided", sections=cost_section, plots=strided_plots, targets=targets)
