@@ -5,9 +5,11 @@ known (a case's GB/s is bytes / time; each is paired with the copy of its own pr
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 
 from conftest import FIXTURES
+from flopscope_analysis import plots
 from flopscope_analysis.families import broadcast, strided
 from flopscope_analysis.load import load_run
 from flopscope_analysis.report import write_report
@@ -191,3 +193,21 @@ def test_broadcast_plot_and_report_section(tmp_path):
     write_report(load_run(run_dir), run_dir)
     assert "## What broadcasting saves" in (run_dir / "report.md").read_text()
     assert (run_dir / "plots" / "broadcast_cpu.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_ratio_plot_series_past_the_palette_take_another_marker(tmp_path, monkeypatch):
+    # 12 views of one size (12 permutations: each a series of one point, whose line style does
+    # not show): the 11th and 12th share the 1st and 2nd's colours, and must not look like them.
+    perms = [".".join(map(str, p)) for p in itertools.permutations(range(4))][1:13]
+    cases = [("strided/copy/f32/cpu/n=120", 960.0, 40.0)]
+    cases += [(f"strided/simd/f32/cpu/d0=2,d1=3,d2=4,d3=5/view=permute/perm={p}", 960.0, 10.0 + i,
+               {"elements": 120}) for i, p in enumerate(perms)]
+    captured = {}
+    monkeypatch.setattr(plots, "save", lambda fig, path: captured.setdefault("fig", fig) and path)
+    strided.ratio_plot(load_run(write(tmp_path, "bench_strided", cases)), "cpu", tmp_path / "ratio.png")
+    handles, labels = captured["fig"].axes[0].get_legend_handles_labels()
+    assert len(labels) == 12
+    drawn = [(tuple(handle.get_color()) if not isinstance(handle.get_color(), str) else handle.get_color(),
+              handle.get_marker()) for handle in handles]
+    assert len(set(drawn)) == 12, drawn  # colour and marker together tell every series apart
+    assert drawn[10][0] == drawn[0][0] and drawn[10][1] != drawn[0][1]

@@ -183,14 +183,18 @@ def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
     fig, ax = plots.plt.subplots(figsize=(10, 5.5))
     for i, ((view, dtype), group) in enumerate(sorted(lines.items())):
         group.sort(key=lambda c: c.bytes)
+        # Past the palette's colours, another line style and marker: a view of one size is a
+        # single point, whose line style a reader cannot see.
         color = plots.PALETTE[i % len(plots.PALETTE)]
+        cycle = i // len(plots.PALETTE) % 3
+        marker = ("o", "s", "^")[cycle]
         ratios = [c.bytes_per_second / copy_beside(copies, c).bytes_per_second for c in group]
-        ax.plot([c.bytes for c in group], ratios, color=color, lw=1.3, ls=("-", "--", ":")[i // 10 % 3],
-                label=f"{view} {dtype}")
+        ax.plot([c.bytes for c in group], ratios, color=color, lw=1.3, ls=("-", "--", ":")[cycle],
+                marker=marker, markersize=6, markerfacecolor="none", label=f"{view} {dtype}")
         for noisy in (False, True):
             points = [(c.bytes, r) for c, r in zip(group, ratios) if plots.unresolved(c) == noisy]
             if points:
-                plots.scatter(ax, [p[0] for p in points], [p[1] for p in points], color, noisy)
+                plots.scatter(ax, [p[0] for p in points], [p[1] for p in points], color, noisy, marker=marker)
     ax.axhline(1.0, color="black", ls="--", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("bytes moved per iteration (B, log scale)")
