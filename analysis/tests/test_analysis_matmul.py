@@ -30,6 +30,17 @@ def matmul_entries(index: int, variant: str, mode: str, n: int, layout: str, gfl
     return entries
 
 
+def write_benchmarks(tmp_path, benchmarks: list[dict]):
+    """A run directory of one bench_matmul.json with these entries, its cases' roles in the context."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "bench_matmul.json").write_text(json.dumps(
+        {"context": fixtures.with_roles(fixtures.context("bench_matmul", fixtures.CEILINGS),
+                                        [e["run_name"] for e in benchmarks]),
+         "benchmarks": benchmarks}))
+    return run_dir
+
+
 def write_run(tmp_path):
     benchmarks = []
     rows = [("microkernel", "f32", 256, "NN", 100.0, 2e-7, 1e-8), ("openblas", "f32", 256, "NN", 120.0, 3e-7, 1e-8),
@@ -38,13 +49,7 @@ def write_run(tmp_path):
             ("microkernel", "f32", 512, "NN", 110.0, 3e-7, 2e-8), ("microkernel", "f32", 1024, "NN", 115.0, 3e-7, 2e-8)]
     for i, row in enumerate(rows):
         benchmarks += matmul_entries(i, *row)
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    (run_dir / "bench_matmul.json").write_text(json.dumps(
-        {"context": fixtures.with_roles(fixtures.context("bench_matmul", fixtures.CEILINGS),
-                                        [e["run_name"] for e in benchmarks]),
-         "benchmarks": benchmarks}))
-    return run_dir
+    return write_benchmarks(tmp_path, benchmarks)
 
 
 def test_trade_off_takes_the_fastest_variant_of_each_mode(tmp_path):
@@ -161,12 +166,7 @@ def test_the_f32_target_is_judged_against_the_faster_vendor_round_by_round(tmp_p
         benchmarks += fixtures.case_entries(i, f"matmul/{variant}/f32/cpu/m={n},n={n},k={n}/layout=NN/real_time",
                                             [flops / (g * 1e9) for g in gflops], flops, 12.0 * n * n,
                                             "bound=compute compute=f32 out=f32", PEAKS, "compute")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    (run_dir / "bench_matmul.json").write_text(json.dumps(
-        {"context": fixtures.with_roles(fixtures.context("bench_matmul", fixtures.CEILINGS),
-                                        [e["run_name"] for e in benchmarks]),
-         "benchmarks": benchmarks}))
+    run_dir = write_benchmarks(tmp_path, benchmarks)
     rows = {line.split(" | ")[3]: line for line in matmul.vendors_section(load_run(run_dir)) if line.startswith("| cpu |")}
     assert rows["microkernel"].endswith("| openblas 190 | 0.97x | >= 0.95x vendor: met, CI 0.97-0.97x |")
     assert rows["blocked"].endswith("| 0.30x | — |")  # the target is the fastest own variant's

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
@@ -167,9 +167,21 @@ def layout_section(run: Run) -> list[str]:
     return lines + [""]
 
 
-def _vendor_groups(run: Run) -> list[tuple[tuple[str, str, int], list[Case], Optional[Case], Optional[Case]]]:
-    """Square NN matmuls per (device, mode, n), in a reader's order: the key, the own variants
-    (emulated ones left out) by name, and the fastest vendor and PyTorch's case of the size."""
+class VendorGroup(NamedTuple):
+    """Square NN matmuls of one (device, mode, n): the own variants (emulated ones left out) by
+    name, the fastest of them, the fastest vendor, PyTorch's case of the size, and the fastest
+    own variant's target judged (_judge_target; None where TARGETS names none)."""
+
+    key: tuple[str, str, int]
+    owns: list[Case]
+    fastest: Optional[Case]
+    vendor: Optional[Case]
+    torch: Optional[Case]
+    target: Optional[Judged]
+
+
+def _vendor_groups(run: Run) -> list[VendorGroup]:
+    """The groups, in a reader's order."""
     groups: dict[tuple[str, str, int], list[Case]] = defaultdict(list)
     for c in _matmul_cases(run):
         m, n, k = _dims(c)
@@ -180,7 +192,9 @@ def _vendor_groups(run: Run) -> list[tuple[tuple[str, str, int], list[Case], Opt
     for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _mode_rank(kv[0][1]), kv[0][2])):
         vendor = max((c for c in group if role(c) == "vendor"), key=lambda c: c.flops_per_second, default=None)
         owns = sorted((c for c in group if role(c) == "own" and "emulated" not in c.label), key=lambda c: c.name.variant)
-        out.append((key, owns, vendor, peers.get(peer_key(group[0]))))
+        fastest = max(owns, key=lambda c: c.flops_per_second, default=None)
+        out.append(VendorGroup(key, owns, fastest, vendor, peers.get(peer_key(group[0])),
+                               _judge_target(*key, fastest, vendor)))
     return out
 
 
@@ -194,37 +208,29 @@ def _judge_target(device_id: str, mode: str, n: int, own: Optional[Case], vendor
 
 def targets(run: Run) -> list[tuple[str, Judged]]:
     """The CPU matmuls that TARGETS names, judged."""
-    out = []
-    for (device_id, mode, n), owns, vendor, _ in _vendor_groups(run):
-        fastest = max(owns, key=lambda c: c.flops_per_second, default=None)
-        judged = _judge_target(device_id, mode, n, fastest, vendor)
-        if judged:
-            out.append((f"matmul {mode} {n}^3", judged))
-    return out
+    return [(f"matmul {g.key[1]} {g.key[2]}^3", g.target) for g in _vendor_groups(run) if g.target]
 
 
 def vendors_section(run: Run) -> list[str]:
     """Own against the fastest vendor of each mode and against PyTorch, square NN matmuls."""
-    peers = peers_of(run, "matmul")
+    has_peers = bool(peers_of(run, "matmul"))
     rows = []
-    for (device_id, mode, n), owns, vendor, torch in _vendor_groups(run):
-        fastest = max(owns, key=lambda c: c.flops_per_second, default=None)
-        judged = _judge_target(device_id, mode, n, fastest, vendor)
+    for (device_id, mode, n), owns, fastest, vendor, torch, target in _vendor_groups(run):
         for own in owns:
             kernel = " ".join(f"{key}={own.label[key]}" for key in ("isa", "ukr") if own.label.get(key))
             rows.append([device_id, mode, str(n), own.name.variant, kernel or fmt.MISSING,
                          fmt.giga(own.flops_per_second),
                          f"{vendor.name.variant} {fmt.giga(vendor.flops_per_second)}" if vendor else fmt.MISSING,
                          f"{own.flops_per_second / vendor.flops_per_second:.2f}x" if vendor else fmt.MISSING,
-                         judged.text if judged and own is fastest else ""]
+                         target.text if target and own is fastest else ""]
                         + ([fmt.giga(torch.flops_per_second) if torch else fmt.MISSING,
                             f"{own.flops_per_second / torch.flops_per_second:.2f}x" if torch else fmt.MISSING]
-                           if peers else []))
+                           if has_peers else []))
     if not rows:
         return []
-    lines = ["## Matmul: own kernels against the vendors" + (" and PyTorch" if peers else ""), "", VENDORS_NOTE, ""]
+    lines = ["## Matmul: own kernels against the vendors" + (" and PyTorch" if has_peers else ""), "", VENDORS_NOTE, ""]
     lines += tables.markdown(["device", "mode", "n", "own variant", "kernel", "GFLOP/s", "fastest vendor (GFLOP/s)",
-                              "own / vendor", "target"] + (["torch.mm GFLOP/s", "own / torch"] if peers else []), rows)
+                              "own / vendor", "target"] + (["torch.mm GFLOP/s", "own / torch"] if has_peers else []), rows)
     return lines + [""]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
@@ -103,9 +103,21 @@ def _pct_copy(case: Optional[Case], copy: Optional[Case]) -> str:
     return fmt.percent(100 * case.bytes_per_second / copy.bytes_per_second)
 
 
-def _view_rows(run: Run) -> list[tuple[tuple, Optional[Case], Optional[Case], Case, Optional[Case]]]:
-    """Per (device, view, dtype, shape), in a reader's order: the key, the fastest own variant,
-    the vendor's, the one of them that ran (own first) and the copy of its process."""
+class ViewRow(NamedTuple):
+    """One row of "What contiguity costs": the key (device, view, dtype, shape), the fastest own
+    variant, the vendor's, the one of them that ran (own first), the copy of its process, and
+    the row's target judged (judge_target; None where TARGETS names none, or off the CPU)."""
+
+    key: tuple
+    own: Optional[Case]
+    vendor: Optional[Case]
+    reference: Case
+    copy: Optional[Case]
+    target: Optional[Judged]
+
+
+def _view_rows(run: Run) -> list[ViewRow]:
+    """The rows, in a reader's order."""
     groups: dict[tuple, list[Case]] = defaultdict(list)
     for c in cases_of(run, "strided"):
         groups[(c.name.device, view_key(c), c.name.dtype, c.name.dims_text())].append(c)
@@ -113,30 +125,27 @@ def _view_rows(run: Run) -> list[tuple[tuple, Optional[Case], Optional[Case], Ca
     rows = []
     for key, group in sorted(groups.items(), key=lambda kv: (device_order(kv[0][0]), _view_rank(kv[1][0]),
                                                              kv[0][2], kv[1][0].bytes)):
+        device_id, view, dtype, shape = key
         own = _fastest([c for c in group if c.role != "vendor"])
         vendor = _fastest([c for c in group if c.role == "vendor"])
         reference = own or vendor
-        rows.append((key, own, vendor, reference, copy_beside(copies, reference)))
+        copy = copy_beside(copies, reference)
+        target = judge_target(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else None
+        rows.append(ViewRow(key, own, vendor, reference, copy, target))
     return rows
 
 
 def targets(run: Run) -> list[tuple[str, Judged]]:
     """The CPU views that TARGETS names, judged."""
-    out = []
-    for (device_id, view, dtype, shape), own, vendor, _, copy in _view_rows(run):
-        judged = judge_target(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else None
-        if judged:
-            out.append((f"{view} {dtype} {shape}", judged))
-    return out
+    return [(" ".join(row.key[1:]), row.target) for row in _view_rows(run) if row.target]
 
 
 def cost_section(run: Run) -> list[str]:
     """What contiguity costs: per (device, view, dtype, shape), own and vendor against the copy."""
     peers = peers_of(run, "strided")
     rows = []
-    for (device_id, view, dtype, shape), own, vendor, reference, copy in _view_rows(run):
+    for (device_id, view, dtype, shape), own, vendor, reference, copy, target in _view_rows(run):
         touched = reference.counter("bytes_touched")
-        judged = judge_target(view, dtype, shape, own, vendor, copy) if device_id.startswith("cpu") else None
         rows.append([device_id, view, dtype, shape, fmt.size(reference.bytes),
                      f"{touched / reference.bytes:.2f}" if touched else fmt.MISSING,
                      fmt.giga(copy.bytes_per_second) if copy else fmt.MISSING,
@@ -145,7 +154,7 @@ def cost_section(run: Run) -> list[str]:
                      f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
                      _pct_copy(vendor, copy),
                      f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING,
-                     judged.text if judged else ""]
+                     target.text if target else ""]
                     + _torch_cells(own, peers.get(peer_key(reference))) * bool(peers))
     if not rows:
         return []
