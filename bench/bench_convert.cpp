@@ -68,6 +68,7 @@ std::optional<Case> build_conversion(const Point& p) {
   Case c;
   c.name = {"convert", p.variant, std::string(dtype_name(from)) + "->" + std::string(dtype_name(to)), device.str(),
             {{"n", n}}, {}};
+  c.beside = build_baseline(p)->name.str();
   c.cost = convert_cost(n, from, to);
   c.bound = Bound::memory;
   Operand src = Operand::input("src", from, {n});

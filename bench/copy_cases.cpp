@@ -37,7 +37,13 @@ std::vector<Bench> benches_with_baselines(const std::vector<BaselinedGroup>& gro
                        .axes = group.axes,
                        .build = group.baseline});
   for (const BaselinedGroup& group : groups)
-    benches.push_back({.name = group.name, .variants = variants, .axes = group.axes, .build = group.build});
+    benches.push_back({.name = group.name, .variants = variants, .axes = group.axes,
+                       .build = [group](const Point& p) -> std::optional<Case> {
+                         std::optional<Case> c = group.build(p);
+                         if (c)
+                           if (const auto copy = group.baseline(p)) c->beside = copy->name.str();
+                         return c;
+                       }});
   return benches;
 }
 

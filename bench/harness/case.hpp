@@ -101,6 +101,10 @@ struct Case {
   std::optional<CeilingRef> measures;  // bench_peak only: the ceiling this case measures
   kernels::Role role = kernels::Role::own;  // its variant's (set by the harness from the bench's rows)
   std::string group;         // the bench it comes from ("conversions", "f32 copy baseline"; set by the harness)
+  // The name of the baseline it is set against ("strided/copy/f32/cpu/n=16777216": the copy of its
+  // bytes); empty: none. The stopping rule runs the two in one block's rounds (rounds.hpp), and
+  // the JSON context says it, so that the report pairs them without deriving the pair again.
+  std::string beside;
   std::optional<std::string> skip;  // a named skip: listed with its reason, never run
   // Words added to the label after bound= and compute= ("out=f32 emulated"), asked when the
   // counters are set (after the timed run, so a choice made in prepare() can be one). May be empty.

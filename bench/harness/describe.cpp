@@ -147,9 +147,12 @@ json variants_json(const Family& family, const std::vector<DeviceContext>& devic
   return out;
 }
 
-json cases_json(const PlannedCases& cases) {
+json cases_json(const PlannedCases& cases, const PlannedBlocks& blocks) {
   json out = json::array();
-  for (const auto& [ctx, c] : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i].second;
+    json block;  // null where the stopping rule does not run
+    if (i < blocks.size() && blocks[i].has_value()) block = blocks[i].value();
     // What its set-up moves (bench/gpu_check.sh --plan's cost model): operand storage, outputs;
     // sampled: on a CUDA device filled there and validated by samples (no host copies).
     double operand_bytes = 0, output_bytes = 0;
@@ -166,6 +169,8 @@ json cases_json(const PlannedCases& cases) {
                    {"ceiling", ceiling_json(set_against(c))},
                    {"measures", ceiling_json(c.measures)},
                    {"group", c.group},
+                   {"beside", c.beside.empty() ? json() : json(c.beside)},
+                   {"block", block},
                    {"operand_bytes", operand_bytes},
                    {"output_bytes", output_bytes},
                    {"sampled", bool(c.validation.sampled)}});
@@ -174,7 +179,7 @@ json cases_json(const PlannedCases& cases) {
 }
 
 json describe_json(const Family& family, const Selection& selection, const std::vector<DeviceContext>& devices,
-                   const PlannedCases& cases) {
+                   const PlannedCases& cases, const PlannedBlocks& blocks) {
   json doc = {{"describe_schema", kDescribeSchema}, {"binary", family.binary}};
   std::string name = family.binary.starts_with("bench_") ? family.binary.substr(6) : family.binary;
   if (!cases.empty()) name = cases.front().second.name.family;
@@ -231,7 +236,7 @@ json describe_json(const Family& family, const Selection& selection, const std::
                                   "and not listed"}});
 #endif
   doc["variants_not_built"] = not_built;
-  doc["cases"] = cases_json(cases);
+  doc["cases"] = cases_json(cases, blocks);
   return doc;
 }
 

@@ -23,11 +23,16 @@ inline constexpr int kDescribeSchema = 1;
 // of the family's benches on each kind of device this build has tables for.
 nlohmann::json variants_json(const Family& family, const std::vector<DeviceContext>& devices, const PlannedCases& cases);
 
-// [{name, variant, role, dtype, device, skip, ceiling, measures, group}], in run order.
-nlohmann::json cases_json(const PlannedCases& cases);
+// The stopping rule's block of each planned case (rounds.hpp's blocks_of, numbered in run
+// order); empty, or nullopt for a case, where the rule does not run (fixed repetitions).
+using PlannedBlocks = std::vector<std::optional<std::size_t>>;
+
+// [{name, variant, role, dtype, device, skip, ceiling, measures, group, beside, block, ...}], in
+// planned order: `beside` the baseline a case is set against (Case::beside), `block` its block.
+nlohmann::json cases_json(const PlannedCases& cases, const PlannedBlocks& blocks = {});
 
 // The whole --describe document.
 nlohmann::json describe_json(const Family& family, const Selection& selection, const std::vector<DeviceContext>& devices,
-                             const PlannedCases& cases);
+                             const PlannedCases& cases, const PlannedBlocks& blocks = {});
 
 }  // namespace flopscope::bench

@@ -308,10 +308,11 @@ std::string literal(const std::string& name) {
   return out;
 }
 
-// Runs the cases `names` (in planned order) by the stopping rule: per block, rounds of one
-// repetition of each open case until each is resolved, failed or skipped, or at
-// kMaxRepetitions (a baseline: while the others go on, finished_after_round). Each finished case goes to `display` (repetitions, then aggregates) and to
-// `whole`; the first round's context goes to both before.
+// Runs the cases `names` (in planned order) by the stopping rule: per block (blocks_of), rounds
+// of one repetition of each open case until each is resolved, failed or skipped, or at
+// kMaxRepetitions (a baseline: while the others go on, finished_after_round). Each finished case
+// goes to `display` (repetitions, then aggregates) and to `whole`; the first round's context goes
+// to both before.
 //
 // A case's first round is Google Benchmark's usual one: trials of 1, 10, 100... iterations (which
 // warm it up) until a run lasts --benchmark_min_time, and that run is its first repetition. Its
@@ -320,19 +321,11 @@ std::string literal(const std::string& name) {
 // with a search and a warm-up at every round, the default suite spent two thirds of its time
 // outside the timed loops (1069 s for 356 s timed, Xeon VM, 2026-12-06).
 void run_by_rule(const std::vector<std::string>& names, const std::vector<bool>& baseline,
-                 const std::vector<std::size_t>& bytes, const std::vector<benchmark::internal::Benchmark*>& registered,
+                 const std::vector<std::vector<std::size_t>>& blocks,
+                 const std::vector<benchmark::internal::Benchmark*>& registered,
                  benchmark::BenchmarkReporter& display, WholeJsonFile* whole) {
   RoundCollector collector;
   bool context_sent = false;
-  std::vector<std::vector<std::size_t>> blocks;
-  for (auto& block : blocks_of(names, baseline)) {
-    std::size_t total = 0;
-    for (std::size_t i : block) total = bytes[i] > SIZE_MAX - total ? SIZE_MAX : total + bytes[i];
-    if (total <= kPreparedBytes)
-      blocks.push_back(std::move(block));
-    else  // too large to keep set up side by side: one case after another
-      for (std::size_t i : block) blocks.push_back({i});
-  }
   for (const auto& block : blocks) {
     std::vector<std::vector<Run>> repetitions(block.size());
     std::vector<bool> open(block.size(), true);
@@ -512,28 +505,46 @@ int run_family(int argc, char** argv, const Family& family) {
   if (selected_count == 0)
     usage_error(binary, "--benchmark_filter='" + filter + "' matches none of the " + std::to_string(names.size()) +
                             " cases (e.g. " + names.front() + ")");
+  // The stopping rule's cases, in planned order, and the blocks whose rounds they run in.
+  std::vector<std::string> chosen;
+  std::vector<bool> baseline;
+  std::vector<std::size_t> bytes;
+  std::map<std::string, std::size_t> chosen_index;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if ((*selected)[i]) {
+      chosen_index[names[i]] = chosen.size();
+      chosen.push_back(names[i]);
+      baseline.push_back(roles[i] == kernels::Role::baseline);
+      // What it keeps set up (run_case.cpp): nothing for a skip, nothing on the host for a CUDA case.
+      const bool held = cases[i].first->device.is_cpu() && !cases[i].second.skip;
+      bytes.push_back(held ? case_bytes(cases[i].second) : 0);
+    }
+  std::vector<std::size_t> against;  // the chosen baseline each chosen case is set against, or kNoBaseline
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if ((*selected)[i]) {
+      const auto found = chosen_index.find(cases[i].second.beside);
+      against.push_back(found != chosen_index.end() && baseline[found->second] ? found->second : kNoBaseline);
+    }
+  std::vector<std::vector<std::size_t>> blocks;
+  std::vector<std::optional<std::size_t>> block_of(chosen.size());
+  if (by_rule) {
+    blocks = blocks_of(chosen, baseline, against, bytes);
+    for (std::size_t b = 0; b < blocks.size(); ++b)
+      for (std::size_t i : blocks[b]) block_of[i] = b;
+  }
   // What will run, in order: the --describe document, or the context's "variants" and "cases".
   PlannedCases planned;
   for (std::size_t i = 0; i < cases.size(); ++i)
     if ((*selected)[i]) planned.push_back(cases[i]);
   if (selection.describe) {
-    std::printf("%s\n", describe_json(family, selection, devices, planned).dump(1).c_str());
+    std::printf("%s\n", describe_json(family, selection, devices, planned, block_of).dump(1).c_str());
     return 0;
   }
   const std::string context = context_json(binary, selection, devices, variants_json(family, devices, planned),
-                                           cases_json(planned));
+                                           cases_json(planned, block_of));
   planned.clear();
 
-  std::vector<std::string> chosen;  // the stopping rule's cases, in planned order
-  std::vector<bool> baseline;
-  std::vector<std::size_t> bytes;
   std::vector<benchmark::internal::Benchmark*> chosen_registered;  // null: its iteration count stays as registered
-  for (std::size_t i = 0; i < cases.size(); ++i)
-    if ((*selected)[i]) {
-      chosen.push_back(names[i]);
-      baseline.push_back(roles[i] == kernels::Role::baseline);
-      bytes.push_back(cases[i].first->device.is_cpu() ? case_bytes(cases[i].second) : 0);
-    }
   std::map<std::string, CeilingsCollector::Label> ceiling_labels;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     auto& [device, c] = cases[i];
@@ -582,7 +593,7 @@ int run_family(int argc, char** argv, const Family& family) {
   });
   if (drift) benchmark::AddCustomContext("flopscope_drift_start", drift_probe(kRuleMinTime).dump());
   if (by_rule) {
-    run_by_rule(chosen, baseline, bytes, chosen_registered, display, whole ? &*whole : nullptr);
+    run_by_rule(chosen, baseline, blocks, chosen_registered, display, whole ? &*whole : nullptr);
     display.Finalize();
   } else {
     benchmark::RunSpecifiedBenchmarks(&display, whole ? &*whole : nullptr);

@@ -68,33 +68,6 @@ std::string without_variant(const std::string& name) {
   return second == std::string::npos ? name.substr(0, first) : name.substr(0, first) + name.substr(second);
 }
 
-// The '/'-separated fields of a case name: family, variant, dtype, device, shape, extras.
-std::vector<std::string> fields(const std::string& name) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (std::size_t end; (end = name.find('/', start)) != std::string::npos; start = end + 1)
-    out.push_back(name.substr(start, end - start));
-  out.push_back(name.substr(start));
-  return out;
-}
-
-// The product of a shape's values ("m=512,n=512": 262144); 0 where one is not a number.
-std::int64_t elements(const std::string& shape) {
-  std::int64_t product = 1;
-  std::size_t start = 0;
-  while (start < shape.size()) {
-    const std::size_t equals = shape.find('=', start), comma = std::min(shape.find(',', start), shape.size());
-    if (equals == std::string::npos || equals > comma) return 0;
-    try {
-      product *= std::stoll(shape.substr(equals + 1, comma - equals - 1));
-    } catch (const std::exception&) {
-      return 0;
-    }
-    start = comma + 1;
-  }
-  return product;
-}
-
 }  // namespace
 
 double MedianCI::half_width() const {
@@ -187,44 +160,63 @@ std::vector<Run> aggregates_of(const std::vector<Run>& repetitions) {
   return out;
 }
 
-std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& names,
-                                                const std::vector<bool>& baseline) {
-  // A baseline "n=N" goes with the first other case of its family and device whose shape holds N
-  // elements (of its dtype if there is one): a view's, broadcast's or conversion's copy.
-  const std::size_t none = names.size();
-  std::vector<std::size_t> joins(names.size(), none);
-  for (std::size_t b = 0; b < names.size(); ++b) {
-    if (!baseline[b]) continue;
-    const auto base = fields(names[b]);
-    if (base.size() < 5 || base[4].rfind("n=", 0) != 0 || base[4].find(',') != std::string::npos) continue;
-    const std::int64_t n = elements(base[4]);
-    for (int same_dtype = 1; same_dtype >= 0 && joins[b] == none; --same_dtype)
-      for (std::size_t i = 0; i < names.size(); ++i) {
-        if (baseline[i]) continue;
-        const auto other = fields(names[i]);
-        if (other.size() >= 5 && other[0] == base[0] && other[3] == base[3] && elements(other[4]) == n &&
-            (!same_dtype || other[2] == base[2])) {
-          joins[b] = i;
-          break;
-        }
-      }
-  }
-  std::vector<std::vector<std::size_t>> blocks;
-  std::string last;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (joins[i] != none) continue;
+std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& names, const std::vector<bool>& baseline,
+                                                const std::vector<std::size_t>& against,
+                                                const std::vector<std::size_t>& bytes) {
+  const std::size_t count = names.size();
+  std::vector<bool> has_partners(count, false);
+  for (std::size_t i = 0; i < count; ++i)
+    if (against[i] != kNoBaseline) has_partners[against[i]] = true;
+  // Runs of consecutive cases; a baseline with partners waits for its block.
+  std::vector<std::vector<std::size_t>> runs;
+  std::string last_key;
+  std::size_t last_against = kNoBaseline;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (baseline[i] && has_partners[i]) continue;
     const std::string key = without_variant(names[i]);
-    if (blocks.empty() || (key != last && blocks.back().size() >= kBlockCases)) blocks.emplace_back();
-    blocks.back().push_back(i);
-    last = key;
+    if (runs.empty() || against[i] != last_against || (key != last_key && runs.back().size() >= kBlockCases))
+      runs.emplace_back();
+    runs.back().push_back(i);
+    last_key = key;
+    last_against = against[i];
   }
-  for (auto& block : blocks) {
-    std::vector<std::size_t> with;
-    for (std::size_t b = 0; b < names.size(); ++b)
-      if (joins[b] != none && std::find(block.begin(), block.end(), joins[b]) != block.end()) with.push_back(b);
-    block.insert(block.begin(), with.begin(), with.end());
+  auto add = [](std::size_t a, std::size_t b) { return b > SIZE_MAX - a ? SIZE_MAX : a + b; };
+  // Cases a block keeps set up: those with bytes (not a skip, not a CUDA case: `bytes` 0).
+  auto held = [&](const std::vector<std::size_t>& cases) {
+    return std::size_t(std::count_if(cases.begin(), cases.end(), [&](std::size_t i) { return bytes[i] > 0; }));
+  };
+  std::vector<std::vector<std::size_t>> blocks;
+  std::vector<std::size_t> block_bytes;
+  std::map<std::size_t, std::size_t> home;  // baseline -> the block that holds it
+  for (auto& run : runs) {
+    std::size_t run_bytes = 0;
+    for (std::size_t i : run) run_bytes = add(run_bytes, bytes[i]);
+    const std::size_t base = against[run.front()];
+    if (base != kNoBaseline) {
+      const auto found = home.find(base);
+      if (found == home.end()) {  // the baseline's block, at its first run's place
+        home[base] = blocks.size();
+        run.insert(run.begin(), base);
+        run_bytes = add(run_bytes, bytes[base]);
+      } else if (held(blocks[found->second]) + held(run) <= kPreparedCases &&
+                 add(block_bytes[found->second], run_bytes) <= kPreparedBytes) {
+        auto& block = blocks[found->second];
+        block.insert(block.end(), run.begin(), run.end());
+        block_bytes[found->second] = add(block_bytes[found->second], run_bytes);
+        continue;
+      }
+    }
+    blocks.push_back(std::move(run));
+    block_bytes.push_back(run_bytes);
   }
-  return blocks;
+  // A block too large to keep set up side by side: one case after another.
+  std::vector<std::vector<std::size_t>> out;
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    if (block_bytes[b] <= kPreparedBytes)
+      out.push_back(std::move(blocks[b]));
+    else
+      for (std::size_t i : blocks[b]) out.push_back({i});
+  return out;
 }
 
 std::vector<bool> finished_after_round(const std::vector<bool>& baseline, const std::vector<bool>& open,

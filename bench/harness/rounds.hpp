@@ -41,10 +41,13 @@ inline constexpr double kResolvedWithin = 0.03;  // the CI's half-width, a fract
 inline constexpr double kCILevel = 0.95;
 inline constexpr double kRuleMinTime = 0.05;     // seconds a repetition, unless --benchmark_min_time
 inline constexpr std::size_t kBlockCases = 6;    // a block: up to this many consecutive cases, a shape's variants whole
-// Set-up CPU cases kept at once (run_case.cpp): a block whose operands take more runs its cases
-// one after another instead of in rounds (a 2 GiB copy beside a 6 GiB triad would be set up
-// again at every repetition).
+// Set-up CPU cases kept at once (run_case.cpp), at most kPreparedCases of at most kPreparedBytes
+// of operands: a block whose operands take more runs its cases one after another instead of in
+// rounds (a 2 GiB copy beside a 6 GiB triad would be set up again at every repetition), and the
+// cases set against one baseline join its block only while the block stays within both.
 inline constexpr std::size_t kPreparedBytes = std::size_t(4) << 30;
+inline constexpr std::size_t kPreparedCases = 3 * kBlockCases;
+inline constexpr std::size_t kNoBaseline = SIZE_MAX;  // blocks_of's `against` of a case set against none
 
 using Run = benchmark::BenchmarkReporter::Run;
 
@@ -75,11 +78,21 @@ void add_ci(std::vector<Run>& aggregates, const std::vector<Run>& repetitions);
 // that ran, as its ComputeStats writes them, the median carrying the CI (add_ci); none under 2.
 std::vector<Run> aggregates_of(const std::vector<Run>& repetitions);
 
-// The blocks of the planned names (indices): consecutive names, split where the name without
-// its variant changes once a block has kBlockCases cases (a shape's variants stay together); a
-// `baseline` case "n=N" (a family's copy) joins the block of the first other case of its family
-// and device with N elements, so that "x of copy" pairs cases timed in one block's rounds.
-std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& names, const std::vector<bool>& baseline);
+// The blocks of the planned names (indices). Consecutive names form runs, split where the name
+// without its variant changes once a run has kBlockCases cases (a shape's variants stay
+// together), and where the baseline a case is set against changes (`against`: the index of the
+// `baseline` case, a family's copy of its bytes, from Case::beside; kNoBaseline for none). The
+// runs set against one baseline then make one block with it at its front, in the place of the
+// first, so that "x of copy" pairs cases timed in one block's rounds (a slice step 1 and the
+// expands beside the 4096^2 transposes, whose copy they share), while the block holds at most
+// kPreparedCases cases set up and kPreparedBytes of operands (`bytes`, per case; 0 for one that is
+// not set up on the host: a skip, a CUDA case, which the count leaves out): a run past that is a
+// block of its own, set against a copy timed in another. A baseline with no case set against it
+// is an ordinary case. A block past kPreparedBytes even so (a 2 GiB copy beside a 6 GiB triad,
+// which would be set up again at every repetition) is split into blocks of one case each.
+std::vector<std::vector<std::size_t>> blocks_of(const std::vector<std::string>& names, const std::vector<bool>& baseline,
+                                                const std::vector<std::size_t>& against,
+                                                const std::vector<std::size_t>& bytes);
 
 // After a round, which of a block's cases finish (per case of the block): an open one that
 // `halted` (failed, skipped, ran nothing, or at kMaxRepetitions), and an open one the rule is

@@ -113,7 +113,6 @@ struct PreparedCpuCase {
   Counters counters;
   std::size_t bytes = 0;
 };
-constexpr std::size_t kPreparedCases = 2 * kBlockCases;
 std::list<PreparedCpuCase> prepared_cpu_cases;
 
 PreparedCpuCase* prepared_cpu(const Case& c) {

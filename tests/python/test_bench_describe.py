@@ -142,3 +142,32 @@ def test_the_context_carries_the_planned_cases(tmp_path):
     assert context["schema"] == 2 and context["suite"] is None
     assert [c["name"] for c in context["cases"]] == ["copy/memcpy/f32/cpu/n=1024", "copy/simd/f32/cpu/n=1024"]
     assert {v["name"]: v["role"] for v in context["variants"] if v["device"] == "cpu"}["memcpy"] == "baseline"
+
+
+@pytest.mark.parametrize("name", ["bench_strided", "bench_broadcast", "bench_convert"])
+def test_a_case_names_its_copy_and_runs_in_its_block_where_the_block_has_room(name):
+    # The default suite's plan (--describe runs nothing): each view, broadcast or conversion names
+    # the copy baseline it is set against; the stopping rule puts them in one block (rounds.hpp),
+    # so that the report pairs their repetitions, while a block keeps at most 18 cases and 4 GiB
+    # set up (a larger block runs its cases one by one).
+    cases = [c for c in describe(name, "--suite=default")["cases"] if c["device"] == "cpu"]
+    by_name = {c["name"]: c for c in cases}
+    partnered = [c for c in cases if c["role"] != "baseline"]
+    assert partnered and all(by_name[c["beside"]]["role"] == "baseline" for c in partnered)
+    for c in partnered:  # the copy of as many elements (strided, convert) or bytes (broadcast)
+        assert re.fullmatch(rf"{c['name'].split('/')[0]}/copy/[^/]+/cpu/n=\d+", c["beside"])
+    blocks: dict[int, list[dict]] = {}
+    for c in cases:
+        blocks.setdefault(c["block"], []).append(c)
+    for members in blocks.values():
+        held = [c for c in members if not c["skip"]]
+        assert len(members) == 1 or (len(held) <= 18 and sum(c["operand_bytes"] for c in held) <= 4 << 30)
+    paired = [c for c in partnered if c["block"] == by_name[c["beside"]]["block"]]
+    if name == "bench_convert":
+        # 2^26 elements: the copy (512 MiB) and 10 conversions fill 4 GiB; the others are not paired.
+        assert 0.5 * len(partnered) < len(paired) < len(partnered)
+    else:
+        assert paired == partnered
+    # Under fixed repetitions there are no rounds, so no blocks.
+    fixed = describe(name, "--suite=default", "--benchmark_repetitions=2")["cases"]
+    assert all(c["block"] is None for c in fixed)
