@@ -14,7 +14,7 @@ from typing import Optional
 
 from . import fmt
 from .families import families_in
-from .families.beside import copies_of, copy_elements
+from .families.beside import copies_of, copy_elements, named_copy
 from .families.generic import case_ci
 from .families.roles import cache_level, ceiling_of, pct_of_ceiling, role
 from .load import Case, Run, device_order
@@ -55,7 +55,9 @@ def _fastest(cases: list[Case]) -> Optional[Case]:
 
 def _copy_in_process(run: Run, case: Case) -> Optional[Case]:
     """The contiguous copy its binary timed beside a strided, broadcast or convert case (same
-    file, device and n; a conversion's copy is f32->f32)."""
+    file, device and n; a conversion's copy is f32->f32): the one its binary names, where it does."""
+    if case.beside is not None:
+        return named_copy(copies_of(run, case.name.family).values(), case)
     n = case.name.shape_dict().get("n") if case.name.family == "convert" else copy_elements(case)
     if not n:
         return None

@@ -275,6 +275,11 @@ class Case:
     # From the context's planned cases (schema 2); None where the file is schema 1.
     role: Optional[str] = None  # "own", "vendor", "reference", "baseline"
     group: Optional[str] = None  # the bench it came from ("conversions")
+    # The baseline it is set against, by name ("strided/copy/f32/cpu/n=16777216"), and the block
+    # of the stopping rule's rounds it ran in (cases of one block take their k-th repetitions in
+    # turn, seconds apart): None where not written (files before them, fixed repetitions).
+    beside: Optional[str] = None
+    block: Optional[int] = None
     planned_ceiling: Optional[tuple[str, str]] = None
     planned_measures: Optional[tuple[str, str]] = None
 
@@ -715,6 +720,9 @@ def bench_file(path: Path, document: Any) -> BenchFile:
         if row := planned.get(re.sub(r"/(real_time|manual_time)$", "", case.run_name)):
             case.role = row.get("role") if isinstance(row.get("role"), str) else None
             case.group = row.get("group") if isinstance(row.get("group"), str) else None
+            case.beside = row.get("beside") if isinstance(row.get("beside"), str) else None
+            block = row.get("block")
+            case.block = block if isinstance(block, int) and not isinstance(block, bool) else None
             case.planned_ceiling, case.planned_measures = _ref(row.get("ceiling")), _ref(row.get("measures"))
     return BenchFile(path=path, context=context, cases=cases, document=document)
 

@@ -85,7 +85,7 @@ def rounds(index: int, name: str, nbytes: float, gbps: list[float], **counters) 
     return out
 
 
-def write_rounds(tmp_path, cases: list[tuple], drop_index: bool = False):
+def write_rounds(tmp_path, cases: list[tuple], drop_index: bool = False, planned_extra: dict | None = None):
     benchmarks = []
     for i, (name, nbytes, gbps, counters) in enumerate(cases):
         benchmarks += rounds(i, name, nbytes, gbps, **counters)
@@ -94,7 +94,8 @@ def write_rounds(tmp_path, cases: list[tuple], drop_index: bool = False):
             entry.pop("repetition_index", None)
     run_dir = tmp_path / "run"
     run_dir.mkdir(exist_ok=True)
-    context = fixtures.with_roles(fixtures.context("bench_strided", fixtures.CEILINGS), [c[0] for c in cases], ROLES)
+    context = fixtures.with_roles(fixtures.context("bench_strided", fixtures.CEILINGS), [c[0] for c in cases], ROLES,
+                                  planned_extra)
     (run_dir / "bench_strided.json").write_text(json.dumps({"context": context, "benchmarks": benchmarks}))
     return run_dir
 
@@ -146,6 +147,32 @@ def test_a_target_says_how_sure_it_is_with_few_rounds_or_none_paired(tmp_path):
     # No vendor figure to judge a slice by
     alone = [(SLICE2.format("simd"), 4.0 * M, [9.0] * 3, {"elements": M // 2})]
     assert target_cells(write_rounds(tmp_path, alone))["slice step=2"] == ">= 1.00x vendor: — |"
+
+
+def test_a_case_is_set_against_the_copy_its_binary_names_and_paired_only_in_its_block(tmp_path):
+    # Two copies of 16Mi elements' bytes ran (say, one a case's and one another family's n); the
+    # binary says the transpose is set against the second: its ratio is 0.72 of that one (28.8 of
+    # 40), not 0.36 of the first (80 GB/s), which its element count alone would have chosen.
+    other = "strided/copy/f32/cpu/n=16777217"
+    cases = [
+        (COPY16M, 128.0 * M, [80.0] * 6, {}),
+        (other, 128.0 * M, [40.0] * 6, {}),
+        (T4096.format("simd"), 128.0 * M, [28.8] * 6, {"elements": 16 * M}),
+    ]
+    named = {T4096.format("simd"): {"beside": other, "block": 4}, other: {"block": 4}}
+    row = next(line.split(" | ") for line in strided.cost_section(load_run(write_rounds(tmp_path, cases, planned_extra=named)))
+               if line.startswith("| cpu | transpose"))
+    assert (row[6], row[8], row[12]) == ("40.0", "72.0%", ">= 70% copy: met, CI 72.0-72.0% |")
+    # Timed in different blocks (the copy's block was full), the k-th repetitions are not a pair:
+    # the medians' ratio, and the reason.
+    apart = {T4096.format("simd"): {"beside": other, "block": 4}, other: {"block": 1}}
+    assert target_cells(write_rounds(tmp_path, cases, planned_extra=apart))["transpose"] == \
+        ">= 70% copy: met (timed in different blocks: medians) |"
+    # A named copy that did not run: no ratio, rather than another copy's.
+    missing = {T4096.format("simd"): {"beside": "strided/copy/f32/cpu/n=3"}}
+    row = next(line.split(" | ") for line in strided.cost_section(load_run(write_rounds(tmp_path, cases, planned_extra=missing)))
+               if line.startswith("| cpu | transpose"))
+    assert (row[6], row[8]) == ("—", "—")
 
 
 def test_strided_plots_and_report_section(tmp_path):

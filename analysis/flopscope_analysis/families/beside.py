@@ -1,18 +1,22 @@
 """The contiguous copy that bench_strided and bench_broadcast time beside their cases, in the same
 process (<family>/<its variant>/<dtype>/<device>/n=<elements>, role "baseline" in the binary's
-context; a schema-1 file says no role, so none is found there), and how a case finds its own: same file,
-device and dtype, and n = the case's `elements` counter where it has one (a strided copy: the
-elements of its result), else bytes / 2 / element size (a broadcast op: a copy of the same bytes).
-On a shared machine bandwidth drifts between processes, so only this pairing makes a fair ratio."""
+context; a schema-1 file says no role, so none is found there), and how a case finds its own: the
+one its binary names (the planned case's `beside`); in a file that names none, same file, device
+and dtype, and n = the case's `elements` counter where it has one (a strided copy: the elements of
+its result), else bytes / 2 / element size (a broadcast op: a copy of the same bytes). On a shared
+machine bandwidth drifts between processes, so only this pairing makes a fair ratio; within a
+process, a case and its copy share a block of the stopping rule's rounds (the planned `block`)
+wherever the block's limits allow, and only then are their repetitions paired."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from .. import fmt
 from ..load import Case, Run
+from ..names import strip_gbench_suffixes
 from ..stats import against_target, median_ci
 from .roles import role
 
@@ -40,7 +44,21 @@ def copy_elements(case: Case) -> Optional[int]:
     return int(case.bytes) // (2 * size) if size and case.bytes else None
 
 
+def named_copy(copies: Iterable[Case], case: Case) -> Optional[Case]:
+    """Among `copies`, the baseline that `case`'s binary says it is set against (its `beside`),
+    from its own file; None where it names none or that one did not run."""
+    if case.beside is None:
+        return None
+    return next((c for c in copies if c.file == case.file and strip_gbench_suffixes(c.run_name) == case.beside),
+                None)
+
+
 def copy_beside(copies: dict[CopyKey, Case], case: Case) -> Optional[Case]:
+    """The copy `case` is set against: the baseline its binary names (the planned case's
+    `beside`), in its own file; in a file that names none (older ones), the copy of its file,
+    device and dtype with its element count (copy_elements)."""
+    if case.beside is not None:
+        return named_copy(copies.values(), case)
     n = copy_elements(case)
     return copies.get((case.file, case.name.device, case.name.dtype, n)) if n else None
 
@@ -71,6 +89,8 @@ def paired_ratios(a: Case, b: Case, counter: str) -> list[float]:
     a block's cases take their k-th repetitions in turn, seconds apart (bench/harness/rounds.hpp),
     so a pair sees one level of the host's drift, which divides out; the spread of the ratios is
     then the cases' own noise, not the minutes of drift that separate one round from another."""
+    if a.block is not None and b.block is not None and a.block != b.block:
+        return []  # timed in different blocks: their k-th repetitions are minutes apart
     theirs = {s.index: s.counters.get(counter) for s in b.samples if s.index is not None}
     ratios = []
     for s in a.samples:
@@ -108,7 +128,9 @@ def judge(goal: str, own: Optional[Case], base: Optional[Case], counter: str, ta
     ci = median_ci(paired_ratios(own, base, counter))
     if ci is None:
         ratio = own.counters[counter] / base.counters[counter]
-        return Judged(goal, "met" if ratio >= target else "missed", "(no paired repetitions)")
+        apart = own.block is not None and base.block is not None and own.block != base.block
+        return Judged(goal, "met" if ratio >= target else "missed",
+                      "(timed in different blocks: medians)" if apart else "(no paired repetitions)")
 
     def show(x: float) -> str:
         return f"{100 * x:.1f}" if percent else f"{x:.2f}"

@@ -10,6 +10,7 @@ from typing import Optional
 from .. import fmt, tables
 from ..load import Case, Run, device_order
 from .base import Family
+from .beside import named_copy
 from .generic import cv_cell
 
 CONVERSION_NOTE = (
@@ -45,7 +46,10 @@ def _best_conversions_and_copies(run: Run):
 
 def _copy_beside(copies, case: Case, device_id: str, n: int) -> Optional[Case]:
     """The copy a conversion is set against: the one timed in its own process (bench_convert's
-    convert/copy baseline), never one of another binary (bandwidth drifts between processes)."""
+    convert/copy baseline, the one the binary names), never one of another binary (bandwidth
+    drifts between processes)."""
+    if case.beside is not None:
+        return named_copy(copies.values(), case)
     return copies.get((case.file, device_id, n))
 
 
