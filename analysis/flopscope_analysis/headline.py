@@ -25,6 +25,9 @@ GAPS_SHOWN = 5
 OVER_CEILING = 105  # percent: beyond this the ceiling, measured in another process, drifted
 REASONS_SHOWN = 6
 CEILING_FAMILY = "peak"  # its cases are the ceilings themselves
+# Families whose cases are set against a copy timed beside them (in files that predate a case's
+# `beside`, which names it).
+SET_AGAINST_A_COPY = ("strided", "broadcast", "convert")
 
 
 def _peer_key(case: Case) -> tuple:
@@ -109,20 +112,30 @@ def _best_table(run: Run) -> tuple[list[str], list[tuple[float, Case, Case]]]:
                and (c.name.family, c.name.device) == (family, device_id)]
         out_of_cache = [c for c in own if not cache_level(c, device)]
         pool = out_of_cache or own
-        with_pct = [c for c in pool if pct_of_ceiling(c, device) is not None]
-        best = (max(with_pct, key=lambda c: pct_of_ceiling(c, device)) if with_pct
-                else max(pool, key=lambda c: c.rate))
-        pct = pct_of_ceiling(best, device)
-        ceiling = ceiling_of(best, device)
-        level = cache_level(best, device)
+        # A view's, broadcast's or conversion's ceiling is the copy of its bytes timed beside it
+        # (its block's); bench_peak's, measured in another process, for the others.
+        copy_of = {id(c): _copy_in_process(run, c) if c.beside or family in SET_AGAINST_A_COPY else None
+                   for c in pool}
+
+        def pct(c: Case) -> Optional[float]:
+            copy = copy_of[id(c)]
+            if copy and c.rate and copy.rate and not cache_level(c, device):
+                return 100 * c.rate / copy.rate
+            return pct_of_ceiling(c, device)
+
+        with_pct = [c for c in pool if pct(c) is not None]
+        best = max(with_pct, key=pct) if with_pct else max(pool, key=lambda c: c.rate)
+        ceiling, level, copy = ceiling_of(best, device), cache_level(best, device), copy_of[id(best)]
+        share = pct(best)
         against = (f"in {level}" if level else
-                   f"{pct:.0f}% of {ceiling[0]}" if pct is not None and ceiling else fmt.MISSING)
-        if pct is not None and pct > OVER_CEILING:
+                   f"{share:.0f}% of its copy" if share is not None and copy else
+                   f"{share:.0f}% of {ceiling[0]}" if share is not None and ceiling else fmt.MISSING)
+        if share is not None and not copy and share > OVER_CEILING:
             over = True
             against += " (!)"
         group = peers.get(_peer_key(best), {})
         peer = (_fastest(group.get("vendor", [])) or _fastest(group.get("baseline", []))
-                or _copy_in_process(run, best))
+                or copy or _copy_in_process(run, best))
         beside = (f"{best.rate / peer.rate:.2f}x {peer.name.variant} ({_rate_text(peer)})"
                   if peer else "none in its process")
         rows.append([family, device_id, f"`{_short(best)}`", _rate_text(best), against, beside])
@@ -263,8 +276,9 @@ def headline_lines(run: Run) -> list[str]:
     best, gaps = _best_table(run)
     lines += ["Per family and device, the own case nearest its ceiling among the fastest own variant "
               "of each shape and dtype (sizes that fit in a cache are left out where others ran; a "
-              "copy is held against the copy ceiling, a 3-stream "
-              "op against triad, compute against its mode's FMA ceiling), and the vendor or "
+              "view, broadcast or conversion is held against the copy of its bytes timed beside it, "
+              "in its own rounds; a copy against the copy ceiling, a 3-stream op against triad, "
+              "compute against its mode's FMA ceiling, measured by bench_peak), and the vendor or "
               "baseline of the same shape timed in the same process:", ""]
     lines += best + [""] + _gap_lines(gaps) + [""]
     return lines
