@@ -83,14 +83,20 @@ def peers_of(run: Run, family: str) -> dict[PeerKey, Case]:
     return {peer_key(c): c for c in run.cases if c.ok and c.name.family == family and c.role == "peer"}
 
 
+def timed_apart(a: Case, b: Case) -> bool:
+    """Whether the two ran in different blocks of the stopping rule (where both files say), so
+    that their k-th repetitions are minutes apart, not seconds."""
+    return a.block is not None and b.block is not None and a.block != b.block
+
+
 def paired_ratios(a: Case, b: Case, counter: str) -> list[float]:
     """a's `counter` (a rate: bytes_per_second, flops_per_second) over b's, repetition by
     repetition: the k-th repetitions of the two, wherever both have one. Under the stopping rule
     a block's cases take their k-th repetitions in turn, seconds apart (bench/harness/rounds.hpp),
     so a pair sees one level of the host's drift, which divides out; the spread of the ratios is
     then the cases' own noise, not the minutes of drift that separate one round from another."""
-    if a.block is not None and b.block is not None and a.block != b.block:
-        return []  # timed in different blocks: their k-th repetitions are minutes apart
+    if timed_apart(a, b):
+        return []
     theirs = {s.index: s.counters.get(counter) for s in b.samples if s.index is not None}
     ratios = []
     for s in a.samples:
@@ -128,9 +134,8 @@ def judge(goal: str, own: Optional[Case], base: Optional[Case], counter: str, ta
     ci = median_ci(paired_ratios(own, base, counter))
     if ci is None:
         ratio = own.counters[counter] / base.counters[counter]
-        apart = own.block is not None and base.block is not None and own.block != base.block
         return Judged(goal, "met" if ratio >= target else "missed",
-                      "(timed in different blocks: medians)" if apart else "(no paired repetitions)")
+                      "(timed in different blocks: medians)" if timed_apart(own, base) else "(no paired repetitions)")
 
     def show(x: float) -> str:
         return f"{100 * x:.1f}" if percent else f"{x:.2f}"
