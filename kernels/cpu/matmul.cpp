@@ -49,10 +49,14 @@
 // Reading A in place instead of packing it (small operands, pitch no multiple of 4 KiB) was tried
 // at 256^3: packing's 6% was gone and the micro-kernel on six A rows as much slower (+-0.6%); at
 // 1024^3 and 2048^3 (f32, bf16, Zen 4) the same: -0.7 to +1.4%.
-// Partial tiles at the edges of m and n are computed in full on zero-padded slivers into a
-// small buffer, and the valid part added to C. C is accumulated in place across k blocks when it
-// is of the kernel's type with unit column stride; otherwise (a narrow or strided C, fp8 scales)
-// in a workspace that is converted into C at the end (once: one rounding).
+// At m's edge a sliver of fewer rows runs a kernel of that many rows straight into C (Kernel::
+// ukr_rows, the FMA and vdpbf16ps kernels): 256^3 on two threads is then 21 and 21 2/3 slivers
+// of work, not 21 and 22 (Zen 4, binaries alternated three times: f32 -1%, bf16 -1.8%). Other
+// partial tiles (n's edge; the plain, AVX512-FP16 and AMX kernels) are computed in full on
+// zero-padded slivers into a small buffer, and the valid part added to C. C is accumulated in
+// place across k blocks when it is of the kernel's type with unit column stride; otherwise (a
+// narrow or strided C, fp8 scales) in a workspace that is converted into C at the end (once: one
+// rounding).
 #include "flopscope/kernels/matmul.hpp"
 
 #include <immintrin.h>
@@ -70,6 +74,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "flopscope/cpu_info.hpp"
@@ -728,7 +733,7 @@ inline __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
 #pragma GCC pop_options
 
 // bf16 pairs: a step is two k; vdpbf16ps adds both products of a pair to an f32 lane.
-template <int MR, int NV>
+template <int MR, int NV, int A_PITCH = MR>
 __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps, const std::uint32_t* a,
                                                               const std::uint32_t* b, float* c, std::int64_t ldc,
                                                               bool accumulate) {
@@ -738,7 +743,7 @@ __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
   prefetch_tile(c, ldc, MR, NV * 64);
-  for (std::int64_t s = 0; s < steps; ++s, a += MR, b += 16 * NV) {
+  for (std::int64_t s = 0; s < steps; ++s, a += A_PITCH, b += 16 * NV) {
     __m512bh bv[NV];
     for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_load_si512(b + 16 * v);
 #pragma GCC unroll 16
@@ -828,14 +833,28 @@ struct Kernel {
   std::int64_t kc, mc, nc;   // k block (a multiple of k_per_step), A panel rows, B block columns (x nr)
   void (*pack_a)(const View&, std::int64_t i0, int mr, std::int64_t p0, std::int64_t kc, P* dst);
   void (*pack_b)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, P* dst);
-  void (*ukr)(std::int64_t steps, const P* a, const P* b, T* c, std::int64_t ldc, bool accumulate);
+  using Ukr = void (*)(std::int64_t steps, const P* a, const P* b, T* c, std::int64_t ldc, bool accumulate);
+  Ukr ukr;
   // A whole B block of unit column stride at once (pack_b_rows), where the kernel has one.
   void (*pack_b_rows)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t cols, int nr,
                       std::int64_t pitch, P* dst) = nullptr;
   void (*begin)() = nullptr, (*end)() = nullptr;  // around each thread's block (AMX: the tile configuration)
+  // ukr_rows[r]: the first r < mr rows of a sliver into C (m's edge); null where the kernel has none.
+  std::array<Ukr, 8> ukr_rows{};
 };
 
 constexpr int kMaxTile = 32 * 32;  // the largest mr x nr
+
+// Kernel::ukr_rows of an MR-row kernel: make(std::integral_constant<int, r>) for r = 1 .. MR - 1.
+template <class Ukr, int MR, class Make>
+std::array<Ukr, 8> short_row_kernels(Make make) {
+  static_assert(MR <= 8);
+  std::array<Ukr, 8> table{};
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    ((table[R + 1] = make(std::integral_constant<int, R + 1>{})), ...);
+  }(std::make_integer_sequence<int, MR - 1>{});
+  return table;
+}
 
 // 64-byte aligned scratch memory (packed panels, workspaces), first touched by the thread that
 // uses it.
@@ -943,8 +962,9 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
             const std::int64_t j = j0 + sb * K.nr;
             const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
             const P* b_sliver = b_panel + sb * pitch;
-            if (rows == K.mr && cols == K.nr) {
-              K.ukr(steps, a_sliver, b_sliver, c + i * ldc + j, ldc, p0 > 0);
+            if (cols == K.nr && (rows == K.mr || K.ukr_rows[std::size_t(rows)])) {
+              (rows == K.mr ? K.ukr : K.ukr_rows[std::size_t(rows)])(steps, a_sliver, b_sliver, c + i * ldc + j, ldc,
+                                                                    p0 > 0);
               continue;
             }
             K.ukr(steps, a_sliver, b_sliver, edge, K.nr, false);
@@ -1146,13 +1166,23 @@ Kernel<P, T> blocked_kernel(int mr, int nr, int k_per_step, std::int64_t element
 }
 
 Kernel<float, float> f32_kernel(Isa isa, DType a_dtype, DType b_dtype) {
+  using Ukr = Kernel<float, float>::Ukr;
   const Packers<float> pa = f32_packers(a_dtype), pb = f32_packers(b_dtype);
   switch (isa) {
-    case Isa::avx512:
-      return blocked_kernel<float, float>(6, 64, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a,
-                                          b_dtype == DType::f32 ? pack_b_f32_avx512 : pb.b, zmm::ukr<float, 6, 4>,
-                                          b_dtype == DType::f32 ? pack_b_rows_avx512<float> : pb.b_rows, KcFrom::l2);
-    case Isa::avx2: return blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>, pb.b_rows);
+    case Isa::avx512: {
+      auto kernel = blocked_kernel<float, float>(6, 64, 1, 4, a_dtype == DType::f32 ? pack_a_f32_avx512 : pa.a,
+                                                 b_dtype == DType::f32 ? pack_b_f32_avx512 : pb.b,
+                                                 zmm::ukr<float, 6, 4>,
+                                                 b_dtype == DType::f32 ? pack_b_rows_avx512<float> : pb.b_rows,
+                                                 KcFrom::l2);
+      kernel.ukr_rows = short_row_kernels<Ukr, 6>([](auto r) { return zmm::ukr<float, r(), 4, 6>; });
+      return kernel;
+    }
+    case Isa::avx2: {
+      auto kernel = blocked_kernel<float, float>(6, 16, 1, 4, pa.a, pb.b, ymm::ukr<float, 6>, pb.b_rows);
+      kernel.ukr_rows = short_row_kernels<Ukr, 6>([](auto r) { return ymm::ukr<float, r(), 2, 6>; });
+      return kernel;
+    }
     case Isa::plain: break;
   }
   return blocked_kernel<float, float>(4, 16, 1, 4, pa.a, pb.b, ukr_plain<float, 4, 16>, pb.b_rows);
@@ -1162,11 +1192,19 @@ Kernel<double, double> f64_kernel(Isa isa) {
   constexpr auto pack_a64 = pack_a<FromF64, double>;
   constexpr auto pack_b64 = pack_b<FromF64, double>;
   constexpr auto rows64 = pack_b_rows<FromF64, double>;
+  using Ukr = Kernel<double, double>::Ukr;
   switch (isa) {
-    case Isa::avx512:
-      return blocked_kernel<double, double>(6, 32, 1, 8, pack_a64, pack_b64, zmm::ukr<double, 6, 4>,
-                                            pack_b_rows_avx512<double>, KcFrom::l2);
-    case Isa::avx2: return blocked_kernel<double, double>(6, 8, 1, 8, pack_a64, pack_b64, ymm::ukr<double, 6>, rows64);
+    case Isa::avx512: {
+      auto kernel = blocked_kernel<double, double>(6, 32, 1, 8, pack_a64, pack_b64, zmm::ukr<double, 6, 4>,
+                                                   pack_b_rows_avx512<double>, KcFrom::l2);
+      kernel.ukr_rows = short_row_kernels<Ukr, 6>([](auto r) { return zmm::ukr<double, r(), 4, 6>; });
+      return kernel;
+    }
+    case Isa::avx2: {
+      auto kernel = blocked_kernel<double, double>(6, 8, 1, 8, pack_a64, pack_b64, ymm::ukr<double, 6>, rows64);
+      kernel.ukr_rows = short_row_kernels<Ukr, 6>([](auto r) { return ymm::ukr<double, r(), 2, 6>; });
+      return kernel;
+    }
     case Isa::plain: break;
   }
   return blocked_kernel<double, double>(4, 8, 1, 8, pack_a64, pack_b64, ukr_plain<double, 4, 8>, rows64);
@@ -1232,6 +1270,7 @@ Runner prepare_dpbf16(const MatmulProblem& p) {
   // A step is a bf16 pair: 4 bytes of A per row and step.
   auto kernel = blocked_kernel<std::uint32_t, float>(6, 64, 2, 4, pack_a_pairs, pack_b_pairs, ukr_dpbf16<6, 4>,
                                                      pack_b_pairs_rows, KcFrom::l2);
+  kernel.ukr_rows = short_row_kernels<decltype(kernel.ukr), 6>([](auto r) { return ukr_dpbf16<r(), 4, 6>; });
   kernel.kc *= 2;  // k elements: two a step
   tell_choice(p, "avx512_bf16", kernel);
   return runner(p, kernel);
