@@ -35,6 +35,10 @@
 // 24 stores and 24 loads out of every call, `objdump -d` of the kernel); unrolled, they stay in
 // registers. Zen 4, two threads, binaries alternated twice: f32 256^3 162.5/165.3 -> 159.9/161.2
 // us, bf16 (vdpbf16ps) 83.4/85.1 -> 80.1/81.6 us; within noise at 1024^3 (128 to 512 k steps a call).
+// The AVX2 kernel had half its 12 accumulators on the stack inside the k loop too (an FMA, a load
+// and a store each): FLOPSCOPE_MATMUL_ISA=avx2 on the same Zen 4, f32 256^3 371/376 -> 179/179 us,
+// 1024^3 22.7/22.9 -> 10.2/10.1 ms; f64 1024^3 45.6/45.6 -> 21.4/21.1 ms. The AVX512-FP16 kernel's
+// loops are unrolled the same way (no CPU with it at hand; `objdump -d` shows no zmm on the stack).
 //
 // Note [the loops]: as BLIS's, written for row-major C with vectors along n (BLIS computes the
 // transposed problem). C is split into one block per OpenMP thread (by rows or columns, whichever
@@ -802,11 +806,13 @@ __attribute__((target("avx512f,avx512bw,avx512fp16"))) void ukr_fp16(std::int64_
                                                                      const std::uint16_t* b, float* c,
                                                                      std::int64_t ldc, bool accumulate) {
   __m512 acc[MR][2];  // f32: columns 0-15, 16-31
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   prefetch_tile(c, ldc, MR, 128);
   for (std::int64_t s0 = 0; s0 < steps; s0 += kFp16Block) {
     const std::int64_t s_end = std::min<std::int64_t>(steps, s0 + kFp16Block);
     __m512h sum[MR];
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) sum[r] = _mm512_setzero_ph();
     for (std::int64_t s = s0; s < s_end; ++s) {
       const __m512h bs = _mm512_castsi512_ph(_mm512_load_si512(b + s * 32));
@@ -814,6 +820,7 @@ __attribute__((target("avx512f,avx512bw,avx512fp16"))) void ukr_fp16(std::int64_
       for (int r = 0; r < MR; ++r)
         sum[r] = _mm512_fmadd_ph(_mm512_castsi512_ph(_mm512_set1_epi16(std::int16_t(a[s * MR + r]))), bs, sum[r]);
     }
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512i bits = _mm512_castph_si512(sum[r]);
       acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_cvtph_ps(_mm512_castsi512_si256(bits)));
