@@ -50,6 +50,10 @@
 // row at a time (pack_b_rows: reads that stream), its slivers a cache line apart (sliver_pitch).
 // Sharing one packed A panel between the threads of a column split (each packing half, a barrier
 // per panel) was tried: no change at 1024^3 or 2048^3 on Zen 4 (+-0.5%), so no thread waits.
+// Nor one B block packed by the threads of a row split together, each a share of its slivers (a
+// barrier before it is used and one before it is packed again): Zen 4, runs with and without it
+// alternated twice, 256^3 f32 158/157 -> 175/175 us, bf16 80/82 -> 87/123 us; 1024^3 and 2048^3
+// within +-3%. A thread that waits at a barrier on this shared VM waits for the slower one.
 // Reading A in place instead of packing it (small operands, pitch no multiple of 4 KiB) was tried
 // at 256^3: packing's 6% was gone and the micro-kernel on six A rows as much slower (+-0.6%); at
 // 1024^3 and 2048^3 (f32, bf16, Zen 4) the same: -0.7 to +1.4%.
