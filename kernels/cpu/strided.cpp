@@ -543,8 +543,7 @@ FLOPSCOPE_AVX2 void transpose4x4_8byte_avx2(const std::uint64_t* src, std::int64
   }
 }
 
-// 16 x 16 2-byte elements in ymm (AVX-512 machines run it too: a 32 x 32 tile would need every
-// zmm register and more).
+// 16 x 16 2-byte elements in ymm (AVX2; AVX-512 runs two of these a zmm: transpose32x32_2byte_avx512).
 FLOPSCOPE_AVX2 void transpose16x16_2byte_avx2(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
                                               std::int64_t D, bool nt) {
   __m256i r[16], t[16];
