@@ -14,7 +14,7 @@ from typing import Optional
 
 from . import fmt
 from .families import families_in
-from .families.beside import copies_of, copy_elements, named_copy
+from .families.beside import copies_of, copy_elements, named_copy, same_round_ratio
 from .families.generic import case_ci
 from .families.roles import cache_level, ceiling_of, pct_of_ceiling, role
 from .load import Case, Run, device_order
@@ -33,6 +33,12 @@ SET_AGAINST_A_COPY = ("strided", "broadcast", "convert")
 def _peer_key(case: Case) -> tuple:
     """Cases that differ only in variant, timed in one process."""
     return (case.file, case.name.family, case.name.device, case.name.dtype, case.name.shape_text())
+
+
+def _over(a: Case, b: Case) -> Optional[float]:
+    """a's rate over b's (both of one process), round by round where their repetitions pair
+    (beside.same_round_ratio), as the family tables and the targets show it."""
+    return same_round_ratio(a, b, "bytes_per_second" if a.bound == "memory" else "flops_per_second")
 
 
 def _rate_text(case: Case) -> str:
@@ -95,8 +101,9 @@ def _best_table(run: Run) -> tuple[list[str], list[tuple[float, Case, Case]]]:
     gaps: list[tuple[float, Case, Case]] = []
     for group in peers.values():
         own, vendor = _fastest(group.get("own", [])), _fastest(group.get("vendor", []))
-        if own and vendor:
-            gaps.append((own.rate / vendor.rate, own, vendor))
+        ratio = _over(own, vendor) if own and vendor else None
+        if ratio:
+            gaps.append((ratio, own, vendor))
     families = sorted({(c.name.family, c.name.device) for c in run.cases
                        if c.ok and c.name.family != CEILING_FAMILY and role(c) == "own"},
                       key=lambda fd: (device_order(fd[1]), fd[0]))
@@ -119,9 +126,8 @@ def _best_table(run: Run) -> tuple[list[str], list[tuple[float, Case, Case]]]:
 
         def pct(c: Case) -> Optional[float]:
             copy = copy_of[id(c)]
-            if copy and c.rate and copy.rate and not cache_level(c, device):
-                return 100 * c.rate / copy.rate
-            return pct_of_ceiling(c, device)
+            ratio = _over(c, copy) if copy and c.rate and copy.rate and not cache_level(c, device) else None
+            return 100 * ratio if ratio else pct_of_ceiling(c, device)
 
         with_pct = [c for c in pool if pct(c) is not None]
         best = max(with_pct, key=pct) if with_pct else max(pool, key=lambda c: c.rate)
@@ -136,8 +142,8 @@ def _best_table(run: Run) -> tuple[list[str], list[tuple[float, Case, Case]]]:
         group = peers.get(_peer_key(best), {})
         peer = (_fastest(group.get("vendor", [])) or _fastest(group.get("baseline", []))
                 or copy or _copy_in_process(run, best))
-        beside = (f"{best.rate / peer.rate:.2f}x {peer.name.variant} ({_rate_text(peer)})"
-                  if peer else "none in its process")
+        ratio = _over(best, peer) if peer else None
+        beside = (f"{ratio:.2f}x {peer.name.variant} ({_rate_text(peer)})" if ratio else "none in its process")
         rows.append([family, device_id, f"`{_short(best)}`", _rate_text(best), against, beside])
     lines = table(["family", "device", "best own case", "rate", "of ceiling", "vs vendor/baseline, same process"],
                   rows) if rows else ["No own case ran."]

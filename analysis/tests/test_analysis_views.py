@@ -113,15 +113,20 @@ COPY16M = f"strided/copy/f32/cpu/n={16 * M}"
 def test_a_target_is_judged_by_the_ratio_of_repetitions_taken_in_the_same_round(tmp_path):
     # The host's bandwidth steps from 40 to 60 GB/s after round 6. The copy ran 12 rounds, the
     # transpose was done after 6, at 0.72x the copy in each: its median (28.8) over the copy's
-    # (50) reads 57.6%, but in every round both ran it moved 72% of what the copy did.
+    # (50) would read 57.6%, but in every round both ran it moved 72% of what the copy did. The
+    # row says what the target is about: the copy in those rounds (40.0), and 72.0%.
     run_dir = write_rounds(tmp_path, [
         (COPY16M, 128.0 * M, [40.0] * 6 + [60.0] * 6, {}),
         (T4096.format("simd"), 128.0 * M, [28.8] * 6, {"elements": 16 * M}),
+        (T4096.format("reorder"), 128.0 * M, [8.0] * 3 + [12.0] * 3, {"elements": 16 * M}),
     ])
     lines = strided.cost_section(load_run(run_dir))
     row = next(line.split(" | ") for line in lines if line.startswith("| cpu | transpose"))
-    assert row[8] == "57.6%"  # the medians' ratio, as the GB/s columns show them
+    assert (row[6], row[7], row[8]) == ("40.0", "simd 28.8", "72.0%")
     assert row[12] == ">= 70% copy: met, CI 72.0-72.0% |"  # 6 pairs: min..max covers 96.9%
+    # The vendor's columns the same way: 8 then 12 GB/s over a copy at 40: 20% and 30% by round
+    # (median 25%), 2.40-3.60x own / vendor (median 3.00x; the medians' ratio would read 2.88x).
+    assert (row[9], row[10], row[11]) == ("reorder 10.0", "25.0%", "3.00x")
 
 
 def test_a_target_inside_the_ratios_interval_is_within_noise_and_one_below_it_missed(tmp_path):

@@ -10,6 +10,7 @@ wherever the block's limits allow, and only then are their repetitions paired.""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -104,6 +105,32 @@ def paired_ratios(a: Case, b: Case, counter: str) -> list[float]:
         if mine and other and mine > 0 and other > 0:
             ratios.append(mine / other)
     return ratios
+
+
+def same_round_ratio(a: Case, b: Case, counter: str) -> Optional[float]:
+    """a's `counter` over b's as the report shows it: the median of their paired ratios
+    (paired_ratios: the figure a target's CI is about), where their repetitions pair; else the
+    ratio of their medians. The stopping rule ends each case on its own: a transpose resolved in
+    6 rounds beside a copy that went on to 20, its last 11 at the host's fast level, has a median
+    over rounds the transpose never saw, and the medians' ratio (45%) would say what no round did
+    (66% in each of the six)."""
+    ratios = paired_ratios(a, b, counter)
+    if ratios:
+        return statistics.median(ratios)
+    mine, theirs = a.counters.get(counter), b.counters.get(counter)
+    return mine / theirs if mine and theirs and theirs > 0 else None
+
+
+def median_in_rounds(base: Case, case: Case, counter: str) -> Optional[float]:
+    """base's median `counter` over the rounds that `case` ran in too (the repetitions of the
+    same index, in one block): the copy's rate that a view's ratio is about; base's median of
+    all its repetitions where none pair."""
+    if not timed_apart(base, case):
+        rounds = {s.index for s in case.samples if s.index is not None}
+        values = [v for s in base.samples if s.index in rounds and (v := s.counters.get(counter)) and v > 0]
+        if values:
+            return statistics.median(values)
+    return base.counters.get(counter)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import cases_of, copies_of, copy_beside
+from .beside import cases_of, copies_of, copy_beside, same_round_ratio
 from .roles import role
 
 # The vendor's variant (oneDNN's binary primitive) is the one whose role is "vendor" in the
@@ -34,7 +34,9 @@ SAVES_NOTE = (
     "process, and its time against the same op on two materialized operands of the output's "
     "shape (`bcast=none`, the fastest variant of either kind). Bytes are each operand read once "
     "at its own size and the output written once, so a broadcast moves fewer bytes than its "
-    "materialized twin: `bytes saved` is that difference, `time / materialized` what it buys.")
+    "materialized twin: `bytes saved` is that difference, `time / materialized` what it buys. "
+    "`% copy` and `own / vendor` are the medians of the ratios of repetitions taken in the same "
+    "round of the stopping rule, seconds apart, so that the host's drift divides out.")
 
 PLOT_CAPTION = (
     "Median time of the fastest own variant of each broadcast pattern beside the same op on "
@@ -77,7 +79,10 @@ def saves_section(run: Run) -> list[str]:
             copy = copy_beside(copies, reference)
 
             def pct(case: Optional[Case]) -> str:
-                return fmt.percent(100 * case.bytes_per_second / copy.bytes_per_second) if case and copy else fmt.MISSING
+                ratio = same_round_ratio(case, copy, "bytes_per_second") if case and copy else None
+                return fmt.percent(100 * ratio) if ratio else fmt.MISSING
+
+            own_vendor = same_round_ratio(own, vendor, "bytes_per_second") if own and vendor else None
 
             versus = (f"{reference.real_time_s / materialized.real_time_s:.2f}"
                       if materialized and pattern != "none" else fmt.MISSING)
@@ -87,7 +92,7 @@ def saves_section(run: Run) -> list[str]:
                          f"{own.name.variant} {fmt.giga(own.bytes_per_second)}" if own else fmt.MISSING, pct(own),
                          f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
                          pct(vendor),
-                         f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING,
+                         f"{own_vendor:.2f}x" if own_vendor else fmt.MISSING,
                          versus])
     if not rows:
         return []

@@ -19,7 +19,8 @@ from typing import NamedTuple, Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import Judged, cases_of, copies_of, copy_beside, judge, peer_key, peers_of
+from .beside import (Judged, cases_of, copies_of, copy_beside, judge, median_in_rounds, peer_key, peers_of,
+                     same_round_ratio)
 
 # The vendor's variants (oneDNN's reorder, what PyTorch uses on the CPU; cuBLAS's geam) are those
 # whose role is "vendor" in the binary's context (schema 2); a schema-1 file has no roles.
@@ -33,7 +34,11 @@ COST_NOTE = (
     "so 100% means the view costs what a copy of its bytes costs. `touched / bytes` is lib's "
     "cache-line model: the whole 64-byte lines (32-byte sectors on a GPU) the view and the result "
     "lie in, over the logical bytes; above 1.00 the access pattern itself wastes bandwidth (a "
-    "slice's step), and no kernel can reach 100%. `target` (on the CPU, the views that flopscope "
+    "slice's step), and no kernel can reach 100%. `copy GB/s` is the copy's median over the "
+    "rounds of the stopping rule that the own variant ran in too; `% copy` and `own / vendor` are "
+    "the medians of the round-by-round ratios (below), so that a row reads as its target does "
+    "even where one case stopped early and the other ran on through a change of the host's "
+    "bandwidth. `target` (on the CPU, the views that flopscope "
     "sets its own kernels a goal for): met where the 95% CI of the median of the repetition-by-"
     "repetition ratio (own's k-th repetition over the copy's or vendor's, taken in turn seconds "
     "apart, so that the host's drift divides out) lies at or above the target, missed where it "
@@ -98,9 +103,14 @@ def _fastest(cases: list[Case]) -> Optional[Case]:
 
 
 def _pct_copy(case: Optional[Case], copy: Optional[Case]) -> str:
-    if not case or not copy:
-        return fmt.MISSING
-    return fmt.percent(100 * case.bytes_per_second / copy.bytes_per_second)
+    ratio = same_round_ratio(case, copy, "bytes_per_second") if case and copy else None
+    return fmt.percent(100 * ratio) if ratio else fmt.MISSING
+
+
+def _ratio(a: Optional[Case], b: Optional[Case]) -> str:
+    """'1.50x': a's bandwidth over b's, round by round (same_round_ratio)."""
+    ratio = same_round_ratio(a, b, "bytes_per_second") if a and b else None
+    return f"{ratio:.2f}x" if ratio else fmt.MISSING
 
 
 class ViewRow(NamedTuple):
@@ -148,12 +158,12 @@ def cost_section(run: Run) -> list[str]:
         touched = reference.counter("bytes_touched")
         rows.append([device_id, view, dtype, shape, fmt.size(reference.bytes),
                      f"{touched / reference.bytes:.2f}" if touched else fmt.MISSING,
-                     fmt.giga(copy.bytes_per_second) if copy else fmt.MISSING,
+                     fmt.giga(median_in_rounds(copy, reference, "bytes_per_second")) if copy else fmt.MISSING,
                      f"{own.name.variant} {fmt.giga(own.bytes_per_second)}" if own else fmt.MISSING,
                      _pct_copy(own, copy),
                      f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
                      _pct_copy(vendor, copy),
-                     f"{own.bytes_per_second / vendor.bytes_per_second:.2f}x" if own and vendor else fmt.MISSING,
+                     _ratio(own, vendor),
                      target.text if target else ""]
                     + _torch_cells(own, peers.get(peer_key(reference))) * bool(peers))
     if not rows:
@@ -197,7 +207,7 @@ def ratio_plot(run: Run, device_id: str, path: Path) -> Optional[Path]:
         color = plots.PALETTE[i % len(plots.PALETTE)]
         cycle = i // len(plots.PALETTE) % 3
         marker = ("o", "s", "^")[cycle]
-        ratios = [c.bytes_per_second / copy_beside(copies, c).bytes_per_second for c in group]
+        ratios = [same_round_ratio(c, copy_beside(copies, c), "bytes_per_second") or 0.0 for c in group]
         ax.plot([c.bytes for c in group], ratios, color=color, lw=1.3, ls=("-", "--", ":")[cycle],
                 marker=marker, markersize=6, markerfacecolor="none", label=f"{view} {dtype}")
         for noisy in (False, True):
