@@ -38,7 +38,7 @@ def _peer_key(case: Case) -> tuple:
 def _over(a: Case, b: Case) -> Optional[float]:
     """a's rate over b's (both of one process), round by round where their repetitions pair
     (beside.same_round_ratio), as the family tables and the targets show it."""
-    return same_round_ratio(a, b, "bytes_per_second" if a.bound == "memory" else "flops_per_second")
+    return same_round_ratio(a, b, a.rate_counter)
 
 
 def _rate_text(case: Case) -> str:
@@ -129,10 +129,11 @@ def _best_table(run: Run) -> tuple[list[str], list[tuple[float, Case, Case]]]:
             ratio = _over(c, copy) if copy and c.rate and copy.rate and not cache_level(c, device) else None
             return 100 * ratio if ratio else pct_of_ceiling(c, device)
 
-        with_pct = [c for c in pool if pct(c) is not None]
-        best = max(with_pct, key=pct) if with_pct else max(pool, key=lambda c: c.rate)
+        pcts = {id(c): pct(c) for c in pool}  # each pairs its repetitions once
+        with_pct = [c for c in pool if pcts[id(c)] is not None]
+        best = max(with_pct, key=lambda c: pcts[id(c)]) if with_pct else max(pool, key=lambda c: c.rate)
         ceiling, level, copy = ceiling_of(best, device), cache_level(best, device), copy_of[id(best)]
-        share = pct(best)
+        share = pcts[id(best)]
         against = (f"in {level}" if level else
                    f"{share:.0f}% of its copy" if share is not None and copy else
                    f"{share:.0f}% of {ceiling[0]}" if share is not None and ceiling else fmt.MISSING)

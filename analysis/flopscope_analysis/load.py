@@ -335,9 +335,14 @@ class Case:
         return finite(self.counters.get("bytes_per_second"))
 
     @property
+    def rate_counter(self) -> str:
+        """The counter of the case's bound: bytes_per_second for memory, flops_per_second for compute."""
+        return "bytes_per_second" if self.bound == "memory" else "flops_per_second"
+
+    @property
     def rate(self) -> Optional[float]:
-        """The rate of the case's bound: bytes_per_second for memory, flops_per_second for compute."""
-        return self.bytes_per_second if self.bound == "memory" else self.flops_per_second
+        """The rate of the case's bound (rate_counter)."""
+        return finite(self.counters.get(self.rate_counter))
 
     @property
     def rate_unit(self) -> str:

@@ -121,6 +121,15 @@ def same_round_ratio(a: Case, b: Case, counter: str) -> Optional[float]:
     return mine / theirs if mine and theirs and theirs > 0 else None
 
 
+def ratio_cell(a: Optional[Case], b: Optional[Case], counter: str, percent: bool = False) -> str:
+    """A table's ratio cell: '72.0%' (percent) or '1.50x', a's `counter` over b's by
+    same_round_ratio; fmt.MISSING without both."""
+    ratio = same_round_ratio(a, b, counter) if a and b else None
+    if not ratio:
+        return fmt.MISSING
+    return fmt.percent(100 * ratio) if percent else f"{ratio:.2f}x"
+
+
 def median_in_rounds(base: Case, case: Case, counter: str) -> Optional[float]:
     """base's median `counter` over the rounds that `case` ran in too (the repetitions of the
     same index, in one block): the copy's rate that a view's ratio is about; base's median of

@@ -18,7 +18,7 @@ from typing import Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import cases_of, copies_of, copy_beside, same_round_ratio
+from .beside import cases_of, copies_of, copy_beside, ratio_cell
 from .roles import role
 
 # The vendor's variant (oneDNN's binary primitive) is the one whose role is "vendor" in the
@@ -78,21 +78,16 @@ def saves_section(run: Run) -> list[str]:
             reference = own or vendor
             copy = copy_beside(copies, reference)
 
-            def pct(case: Optional[Case]) -> str:
-                ratio = same_round_ratio(case, copy, "bytes_per_second") if case and copy else None
-                return fmt.percent(100 * ratio) if ratio else fmt.MISSING
-
-            own_vendor = same_round_ratio(own, vendor, "bytes_per_second") if own and vendor else None
-
             versus = (f"{reference.real_time_s / materialized.real_time_s:.2f}"
                       if materialized and pattern != "none" else fmt.MISSING)
             saved = (fmt.size(materialized.bytes - reference.bytes)
                      if materialized and pattern != "none" else fmt.MISSING)
             rows.append([device_id, dtype, op, shape, PATTERNS[pattern], fmt.size(reference.bytes), saved,
-                         f"{own.name.variant} {fmt.giga(own.bytes_per_second)}" if own else fmt.MISSING, pct(own),
+                         f"{own.name.variant} {fmt.giga(own.bytes_per_second)}" if own else fmt.MISSING,
+                         ratio_cell(own, copy, "bytes_per_second", percent=True),
                          f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
-                         pct(vendor),
-                         f"{own_vendor:.2f}x" if own_vendor else fmt.MISSING,
+                         ratio_cell(vendor, copy, "bytes_per_second", percent=True),
+                         ratio_cell(own, vendor, "bytes_per_second"),
                          versus])
     if not rows:
         return []

@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
-from .beside import Judged, judge, peer_key, peers_of, same_round_ratio
+from .beside import Judged, judge, peer_key, peers_of, ratio_cell
 from .generic import cv_cell
 from .roles import ceiling_cell, role
 
@@ -212,13 +212,6 @@ def targets(run: Run) -> list[tuple[str, Judged]]:
     return [(f"matmul {g.key[1]} {g.key[2]}^3", g.target) for g in _vendor_groups(run) if g.target]
 
 
-def _own_over_vendor(own: Case, vendor: Optional[Case]) -> str:
-    """'1.03x': own's GFLOP/s over the vendor's, round by round (beside.same_round_ratio), as
-    the target judges it."""
-    ratio = same_round_ratio(own, vendor, "flops_per_second") if vendor else None
-    return f"{ratio:.2f}x" if ratio else fmt.MISSING
-
-
 def vendors_section(run: Run) -> list[str]:
     """Own against the fastest vendor of each mode and against PyTorch, square NN matmuls."""
     has_peers = bool(peers_of(run, "matmul"))
@@ -229,7 +222,7 @@ def vendors_section(run: Run) -> list[str]:
             rows.append([device_id, mode, str(n), own.name.variant, kernel or fmt.MISSING,
                          fmt.giga(own.flops_per_second),
                          f"{vendor.name.variant} {fmt.giga(vendor.flops_per_second)}" if vendor else fmt.MISSING,
-                         _own_over_vendor(own, vendor),
+                         ratio_cell(own, vendor, "flops_per_second"),
                          target.text if target and own is fastest else ""]
                         + ([fmt.giga(torch.flops_per_second) if torch else fmt.MISSING,
                             f"{own.flops_per_second / torch.flops_per_second:.2f}x" if torch else fmt.MISSING]

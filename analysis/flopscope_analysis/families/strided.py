@@ -20,7 +20,7 @@ from .. import fmt, plots, tables
 from ..load import Case, Device, Run, device_order
 from .base import Family, Plot
 from .beside import (Judged, cases_of, copies_of, copy_beside, judge, median_in_rounds, peer_key, peers_of,
-                     same_round_ratio)
+                     ratio_cell, same_round_ratio)
 
 # The vendor's variants (oneDNN's reorder, what PyTorch uses on the CPU; cuBLAS's geam) are those
 # whose role is "vendor" in the binary's context (schema 2); a schema-1 file has no roles.
@@ -102,17 +102,6 @@ def _fastest(cases: list[Case]) -> Optional[Case]:
     return max(cases, key=lambda c: c.bytes_per_second, default=None)
 
 
-def _pct_copy(case: Optional[Case], copy: Optional[Case]) -> str:
-    ratio = same_round_ratio(case, copy, "bytes_per_second") if case and copy else None
-    return fmt.percent(100 * ratio) if ratio else fmt.MISSING
-
-
-def _ratio(a: Optional[Case], b: Optional[Case]) -> str:
-    """'1.50x': a's bandwidth over b's, round by round (same_round_ratio)."""
-    ratio = same_round_ratio(a, b, "bytes_per_second") if a and b else None
-    return f"{ratio:.2f}x" if ratio else fmt.MISSING
-
-
 class ViewRow(NamedTuple):
     """One row of "What contiguity costs": the key (device, view, dtype, shape), the fastest own
     variant, the vendor's, the one of them that ran (own first), the copy of its process, and
@@ -160,10 +149,10 @@ def cost_section(run: Run) -> list[str]:
                      f"{touched / reference.bytes:.2f}" if touched else fmt.MISSING,
                      fmt.giga(median_in_rounds(copy, reference, "bytes_per_second")) if copy else fmt.MISSING,
                      f"{own.name.variant} {fmt.giga(own.bytes_per_second)}" if own else fmt.MISSING,
-                     _pct_copy(own, copy),
+                     ratio_cell(own, copy, "bytes_per_second", percent=True),
                      f"{vendor.name.variant} {fmt.giga(vendor.bytes_per_second)}" if vendor else fmt.MISSING,
-                     _pct_copy(vendor, copy),
-                     _ratio(own, vendor),
+                     ratio_cell(vendor, copy, "bytes_per_second", percent=True),
+                     ratio_cell(own, vendor, "bytes_per_second"),
                      target.text if target else ""]
                     + _torch_cells(own, peers.get(peer_key(reference))) * bool(peers))
     if not rows:
