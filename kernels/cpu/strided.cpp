@@ -450,6 +450,27 @@ FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::i
     for (int j = 0; j < 8; ++j) _mm512_storeu_si512(dst + j * D, t[j]);
 }
 
+// 16 rows of 2-byte elements, zmm i row i (8 columns in each 128-bit lane), transposed within
+// lanes by three rounds of unpacks: lane L of t[k] is column k of lane L's 8, down rows 0-7; of
+// t[8 + k], down rows 8-15.
+FLOPSCOPE_AVX512 inline void unpack16_2byte(__m512i (&r)[16], __m512i (&t)[16]) {
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi16(r[i], r[i + 1]);      // per lane: columns 0-3 of 2 rows
+    t[i + 1] = _mm512_unpackhi_epi16(r[i], r[i + 1]);  // 4-7
+  }
+  for (int g = 0; g < 16; g += 4) {
+    r[g] = _mm512_unpacklo_epi32(t[g], t[g + 2]);          // columns 0, 1 of 4 rows
+    r[g + 1] = _mm512_unpackhi_epi32(t[g], t[g + 2]);      // 2, 3
+    r[g + 2] = _mm512_unpacklo_epi32(t[g + 1], t[g + 3]);  // 4, 5
+    r[g + 3] = _mm512_unpackhi_epi32(t[g + 1], t[g + 3]);  // 6, 7
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int q = 0; q < 4; ++q) {
+      t[h + 2 * q] = _mm512_unpacklo_epi64(r[h + q], r[h + 4 + q]);      // column 2q of 8 rows
+      t[h + 2 * q + 1] = _mm512_unpackhi_epi64(r[h + q], r[h + 4 + q]);  // 2q + 1
+    }
+}
+
 // 32 x 32 2-byte elements, 16 dst rows at a time: zmm i holds src row i's 16 columns in its low
 // half and src row 16 + i's in its high half, so that three rounds of unpacks within 128-bit
 // lanes and one permute of 64-bit pairs across them transpose both 16 x 16 blocks at once, and
@@ -468,23 +489,8 @@ FLOPSCOPE_AVX512 void transpose32x32_2byte_avx512(const std::uint16_t* src, std:
       r[i] = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i * S))),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + (16 + i) * S)), 1);
-    for (int i = 0; i < 16; i += 2) {
-      t[i] = _mm512_unpacklo_epi16(r[i], r[i + 1]);      // per lane: columns 0-3 of 2 rows
-      t[i + 1] = _mm512_unpackhi_epi16(r[i], r[i + 1]);  // 4-7
-    }
-    for (int g = 0; g < 16; g += 4) {
-      r[g] = _mm512_unpacklo_epi32(t[g], t[g + 2]);          // columns 0, 1 of 4 rows
-      r[g + 1] = _mm512_unpackhi_epi32(t[g], t[g + 2]);      // 2, 3
-      r[g + 2] = _mm512_unpacklo_epi32(t[g + 1], t[g + 3]);  // 4, 5
-      r[g + 3] = _mm512_unpackhi_epi32(t[g + 1], t[g + 3]);  // 6, 7
-    }
-    for (int h = 0; h < 16; h += 8)
-      for (int q = 0; q < 4; ++q) {
-        t[h + 2 * q] = _mm512_unpacklo_epi64(r[h + q], r[h + 4 + q]);      // column 2q of 8 rows
-        t[h + 2 * q + 1] = _mm512_unpackhi_epi64(r[h + q], r[h + 4 + q]);  // 2q + 1
-      }
-    // t[k]'s 128-bit lanes: column k of rows 0-7, column k + 8 of rows 0-7, column k of rows
-    // 16-23, column k + 8 of rows 16-23 (t[8 + k]: of rows 8-15 and 24-31).
+    // t[k]'s lanes: column k and k + 8 of rows 0-7, then of rows 16-23 (t[8 + k]: 8-15, 24-31).
+    unpack16_2byte(r, t);
     for (int k = 0; k < 8; ++k) {
       r[k] = _mm512_permutex2var_epi64(t[k], rows_k, t[8 + k]);
       r[8 + k] = _mm512_permutex2var_epi64(t[k], rows_8k, t[8 + k]);
@@ -495,6 +501,52 @@ FLOPSCOPE_AVX512 void transpose32x32_2byte_avx512(const std::uint16_t* src, std:
         _mm512_stream_si512(out, r[j]);
       else
         _mm512_storeu_si512(out, r[j]);
+    }
+  }
+}
+
+// 16 src rows x 32 2-byte columns, transposed: r[k] holds dst rows k and k + 8 (16 elements each,
+// the low and high halves), r[8 + k] dst rows k + 16 and k + 24 (k < 8).
+FLOPSCOPE_AVX512 inline void transpose16x32_2byte_regs(const std::uint16_t* src, std::int64_t S, __m512i (&r)[16]) {
+  // From t[k] and t[8 + k]: lanes a then b make dst rows k and k + 8, lanes c then d k + 16 and k + 24.
+  const __m512i rows_k = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), rows_16k = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  __m512i t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * S);
+  unpack16_2byte(r, t);
+  for (int k = 0; k < 8; ++k) {
+    r[k] = _mm512_permutex2var_epi64(t[k], rows_k, t[8 + k]);
+    r[8 + k] = _mm512_permutex2var_epi64(t[k], rows_16k, t[8 + k]);
+  }
+}
+
+// A column of 32 x 32 2-byte tiles, streamed: 32 src rows x `rows` columns (a multiple of 32, at
+// most kColumnRows) into `rows` dst rows of one line each. The 32 x 32 tiles read 32 src rows
+// side by side, twice the streams that the prefetchers follow (Zen 4, a throwaway program, one
+// thread: f32's 16 x 16 tiles, 16 rows, 18.5 GB/s; the same tiles in pairs across 32 rows, 10.5).
+// So the column goes in two passes of 16 src rows, each reading whole lines: the first leaves
+// every dst row's first half-line (its columns 0-15) in a buffer, the second adds the other half
+// and streams the line. Zen 4, bf16 8192^2 in that program, same process, 6 runs each: one thread
+// 15.0-15.4 GB/s as 32 x 32 tiles, 17.1-17.3 in passes; two threads 29.8-31.3 and 31.4-33.3. The
+// tiles asked for their src rows 64 elements ahead (software prefetch, 0.49-0.52x of a copy ->
+// 0.56-0.60x); the passes do not need it (one thread, with it: 16.8-16.9 GB/s).
+constexpr std::int64_t kColumnRows = 2048;
+
+FLOPSCOPE_AVX512 void transpose_column32_2byte_avx512(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
+                                                      std::int64_t D, std::int64_t rows) {
+  alignas(64) __m512i first[kColumnRows / 2];  // the first pass's r[0..15] per 32 dst rows (64 KiB)
+  __m512i r[16];
+  for (std::int64_t at = 0; at < rows; at += 32) {
+    transpose16x32_2byte_regs(src + at, S, r);
+    for (int k = 0; k < 16; ++k) first[at / 2 + k] = r[k];
+  }
+  for (std::int64_t at = 0; at < rows; at += 32) {
+    transpose16x32_2byte_regs(src + 16 * S + at, S, r);
+    const __m512i* half = first + at / 2;
+    std::uint16_t* out = dst + at * D;
+    for (int k = 0; k < 16; ++k) {  // dst rows j and j + 8, each [the first pass's half | this one's]
+      const std::int64_t j = k < 8 ? k : k + 8;
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D), _mm512_shuffle_i64x2(half[k], r[k], 0x44));
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + (j + 8) * D), _mm512_shuffle_i64x2(half[k], r[k], 0xee));
     }
   }
 }
@@ -761,6 +813,9 @@ struct SimdKernels {
   std::int64_t side = 0;
   void (*copy_row)(unsigned char*, const unsigned char*, std::size_t, bool) = nullptr;
   void (*gather_row)(T*, const T*, std::int64_t, std::int64_t, bool) = nullptr;  // 4- and 8-byte elements
+  // A column of V x V tiles streamed (src, S, dst, D, rows: a multiple of V, at most
+  // kColumnRows), where V src rows side by side are more streams than the prefetchers follow.
+  void (*transpose_column)(const T*, std::int64_t, T*, std::int64_t, std::int64_t) = nullptr;
 };
 
 template <class T>
@@ -776,7 +831,7 @@ SimdKernels<T> simd_kernels() {
     if (avx512) k = {transpose8x8_8byte_avx512, 8, k.copy_row};
     else if (avx2) k = {transpose4x4_8byte_avx2, 4, k.copy_row};
   } else if constexpr (sizeof(T) == 2) {
-    if (avx512) k = {transpose32x32_2byte_avx512, 32, k.copy_row};
+    if (avx512) k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512};
     else if (avx2) k = {transpose16x16_2byte_avx2, 16, k.copy_row};
   } else {
     if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
@@ -871,13 +926,6 @@ FLOPSCOPE_AVX512 void skewed_tiles_avx512(const SimdKernels<std::uint32_t>& k, s
 // with its neighbours; 4-byte elements on AVX-512 by skewed_tiles_avx512 instead.
 constexpr std::int64_t kStripBytes = 256, kStripBufferBytes = 32 << 10;
 
-// Micro-tiles read V src rows side by side, each along its page: V streams a thread, and with
-// 16-bit elements' V = 32 (AVX-512) more than the L2 prefetcher follows. Those tiles ask for their
-// src rows' elements kPrefetchAhead on. Zen 4, bf16 8192^2 against a same-process copy, runs
-// alternated: 0.49/0.48/0.52x -> 0.60/0.56/0.60x (32 ahead: 0.45-0.55x; 96: 0.53-0.61x); the old
-// and new binaries alternated: 0.55/0.47/0.44/0.49/0.50x -> 0.58/0.53/0.59/0.49/0.54x. With f32's V = 16 it lost
-// (2048^2: 0.88/0.79x -> 0.75/0.58x; 65536 x 64: 0.87/0.76x -> 0.76/0.71x), so only V >= 32.
-constexpr std::int64_t kPrefetchAhead = 64, kPrefetchSide = 32;
 
 template <class T>
 void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, const T* src, bool nt) {
@@ -916,13 +964,11 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
     for_each_tile(plan, dst, src, block_rows, block_cols, [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols,
                                                                std::int64_t S, std::int64_t D) {
       const std::int64_t full_rows = n_rows / V * V, full_cols = n_cols / V * V;
-      for (std::int64_t r = 0; r < full_rows; r += V)
-        for (std::int64_t c = 0; c < full_cols; c += V) {
-          if (V >= kPrefetchSide && r + kPrefetchAhead < n_rows)
-            for (std::int64_t i = 0; i < V; ++i)
-              _mm_prefetch(reinterpret_cast<const char*>(in + (c + i) * S + r + kPrefetchAhead), _MM_HINT_T0);
-          k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
-        }
+      if (tile_nt && k.transpose_column && full_rows <= kColumnRows)
+        for (std::int64_t c = 0; c < full_cols; c += V) k.transpose_column(in + c * S, S, out + c, D, full_rows);
+      else
+        for (std::int64_t r = 0; r < full_rows; r += V)
+          for (std::int64_t c = 0; c < full_cols; c += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
       if (full_cols < n_cols) edge_tiles(k, out + full_cols, in + full_cols * S, full_rows, n_cols - full_cols, S, D);
       if (full_rows < n_rows) edge_tiles(k, out + full_rows * D, in + full_rows, n_rows - full_rows, n_cols, S, D);
     });
