@@ -426,6 +426,44 @@ FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std:
     for (int j = 0; j < 16; ++j) _mm512_storeu_si512(dst + j * D, r[j]);
 }
 
+// Note [columns]: past the caches, a transpose whose micro-tiles read 32 src rows side by side
+// reads twice the streams that the prefetchers follow: Zen 4, a throwaway program, one thread,
+// f32 8192^2: 16 x 16 tiles (16 rows) 18.5 GB/s, the same tiles in pairs across 32 rows 10.5. And
+// its dst lines go out one a row, rows apart. A column of tiles 32 src rows wide (32 bf16
+// columns, a line of each dst row; 32 f32, two lines) goes instead in two passes of 16 src rows,
+// each reading whole lines along them: the first leaves its part of every dst row (bf16: the
+// first half-line; f32: the first line) in a buffer of kColumnStageBytes, the second adds the
+// rest and streams the row's part whole. In that program, 8192^2, same process, 6 runs each:
+// - bf16: one thread 15.0-15.4 GB/s as 32 x 32 tiles, 17.1-17.3 in passes; two threads 29.8-31.3
+//   and 31.4-33.3. The tiles asked for their src rows 64 elements ahead (software prefetch,
+//   0.49-0.52x of a copy -> 0.56-0.60x); the passes do not need it (one thread, with it: 16.8-16.9).
+// - f32: one thread 18.6-18.7 GB/s as 16 x 16 tiles, 21.2-21.9 in passes of 1024 dst rows (2048:
+//   20.1-20.6; four passes, four lines a row: 19.7-20.2); two threads 30.2-37.1 and 36.7-42.7.
+//   bench_strided's f32 8192^2, the binaries before and after alternated: one thread 16.7/17.5 ->
+//   19.7/19.9 GB/s; two threads gain where the memory leaves room (beside a copy at 60-63 GB/s,
+//   34.3/34.8 -> 37.0), not beside one at 46-48 (33.6 -> 33.4/33.8).
+constexpr std::int64_t kColumnStageBytes = 64 << 10;
+
+// A column of 16 x 16 4-byte tiles, two wide, streamed (Note [columns]): 32 src rows x `rows`
+// columns (a multiple of 16, at most kColumnStageBytes / 64) into `rows` dst rows of two lines.
+FLOPSCOPE_AVX512 void transpose_column32_4byte_avx512(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
+                                                      std::int64_t D, std::int64_t rows) {
+  alignas(64) __m512i first[kColumnStageBytes / 64];  // dst row j's first line
+  __m512i r[16];
+  for (std::int64_t at = 0; at < rows; at += 16) {
+    transpose16x16_4byte_regs(src + at, S, r);
+    for (int j = 0; j < 16; ++j) first[at + j] = r[j];
+  }
+  for (std::int64_t at = 0; at < rows; at += 16) {
+    transpose16x16_4byte_regs(src + 16 * S + at, S, r);
+    std::uint32_t* out = dst + at * D;
+    for (int j = 0; j < 16; ++j) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D), first[at + j]);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D + 16), r[j]);
+    }
+  }
+}
+
 FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
                                                 std::int64_t D, bool nt) {
   __m512i r[8], t[8];
@@ -519,21 +557,11 @@ FLOPSCOPE_AVX512 inline void transpose16x32_2byte_regs(const std::uint16_t* src,
   }
 }
 
-// A column of 32 x 32 2-byte tiles, streamed: 32 src rows x `rows` columns (a multiple of 32, at
-// most kColumnRows) into `rows` dst rows of one line each. The 32 x 32 tiles read 32 src rows
-// side by side, twice the streams that the prefetchers follow (Zen 4, a throwaway program, one
-// thread: f32's 16 x 16 tiles, 16 rows, 18.5 GB/s; the same tiles in pairs across 32 rows, 10.5).
-// So the column goes in two passes of 16 src rows, each reading whole lines: the first leaves
-// every dst row's first half-line (its columns 0-15) in a buffer, the second adds the other half
-// and streams the line. Zen 4, bf16 8192^2 in that program, same process, 6 runs each: one thread
-// 15.0-15.4 GB/s as 32 x 32 tiles, 17.1-17.3 in passes; two threads 29.8-31.3 and 31.4-33.3. The
-// tiles asked for their src rows 64 elements ahead (software prefetch, 0.49-0.52x of a copy ->
-// 0.56-0.60x); the passes do not need it (one thread, with it: 16.8-16.9 GB/s).
-constexpr std::int64_t kColumnRows = 2048;
-
+// A column of 32 x 32 2-byte tiles, streamed (Note [columns]): 32 src rows x `rows` columns (a
+// multiple of 32, at most kColumnStageBytes / 32) into `rows` dst rows of one line each.
 FLOPSCOPE_AVX512 void transpose_column32_2byte_avx512(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
                                                       std::int64_t D, std::int64_t rows) {
-  alignas(64) __m512i first[kColumnRows / 2];  // the first pass's r[0..15] per 32 dst rows (64 KiB)
+  alignas(64) __m512i first[kColumnStageBytes / 64];  // the first pass's r[0..15] per 32 dst rows
   __m512i r[16];
   for (std::int64_t at = 0; at < rows; at += 32) {
     transpose16x32_2byte_regs(src + at, S, r);
@@ -813,9 +841,10 @@ struct SimdKernels {
   std::int64_t side = 0;
   void (*copy_row)(unsigned char*, const unsigned char*, std::size_t, bool) = nullptr;
   void (*gather_row)(T*, const T*, std::int64_t, std::int64_t, bool) = nullptr;  // 4- and 8-byte elements
-  // A column of V x V tiles streamed (src, S, dst, D, rows: a multiple of V, at most
-  // kColumnRows), where V src rows side by side are more streams than the prefetchers follow.
-  void (*transpose_column)(const T*, std::int64_t, T*, std::int64_t, std::int64_t) = nullptr;
+  // Streamed transposes in columns (Note [columns]): column(src, S, dst, D, rows) moves
+  // column_side src rows x `rows` columns (a multiple of side, at most column_rows).
+  void (*column)(const T*, std::int64_t, T*, std::int64_t, std::int64_t) = nullptr;
+  std::int64_t column_side = 0, column_rows = 0;
 };
 
 template <class T>
@@ -825,13 +854,15 @@ SimdKernels<T> simd_kernels() {
   SimdKernels<T> k;
   k.copy_row = avx512 ? copy_row_avx512 : avx2 ? copy_row_avx2 : nullptr;
   if constexpr (sizeof(T) == 4) {
-    if (avx512) k = {transpose16x16_4byte_avx512, 16, k.copy_row};
+    if (avx512)
+      k = {transpose16x16_4byte_avx512, 16, k.copy_row, nullptr, transpose_column32_4byte_avx512, 32, kColumnStageBytes / 64};
     else if (avx2) k = {transpose8x8_4byte_avx2, 8, k.copy_row};
   } else if constexpr (sizeof(T) == 8) {
     if (avx512) k = {transpose8x8_8byte_avx512, 8, k.copy_row};
     else if (avx2) k = {transpose4x4_8byte_avx2, 4, k.copy_row};
   } else if constexpr (sizeof(T) == 2) {
-    if (avx512) k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512};
+    if (avx512)
+      k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512, 32, kColumnStageBytes / 32};
     else if (avx2) k = {transpose16x16_2byte_avx2, 16, k.copy_row};
   } else {
     if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
@@ -960,15 +991,16 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
   }
   if (!nt || whole_lines) {
     const bool tile_nt = nt && whole_lines;  // micro-tiles' rows are lines of dst
-    const std::int64_t block_cols = std::max(V, page / block_rows * V);
+    const bool columns = tile_nt && k.column && block_rows <= k.column_rows;
+    const std::int64_t block_cols = std::max(columns ? k.column_side : V, page / block_rows * V);
     for_each_tile(plan, dst, src, block_rows, block_cols, [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols,
                                                                std::int64_t S, std::int64_t D) {
       const std::int64_t full_rows = n_rows / V * V, full_cols = n_cols / V * V;
-      if (tile_nt && k.transpose_column && full_rows <= kColumnRows)
-        for (std::int64_t c = 0; c < full_cols; c += V) k.transpose_column(in + c * S, S, out + c, D, full_rows);
-      else
-        for (std::int64_t r = 0; r < full_rows; r += V)
-          for (std::int64_t c = 0; c < full_cols; c += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
+      std::int64_t c0 = 0;  // the columns before c0 went in columns
+      if (columns)
+        for (; c0 + k.column_side <= full_cols; c0 += k.column_side) k.column(in + c0 * S, S, out + c0, D, full_rows);
+      for (std::int64_t r = 0; r < full_rows; r += V)
+        for (std::int64_t c = c0; c < full_cols; c += V) k.transpose(in + c * S + r, S, out + r * D + c, D, tile_nt);
       if (full_cols < n_cols) edge_tiles(k, out + full_cols, in + full_cols * S, full_rows, n_cols - full_cols, S, D);
       if (full_rows < n_rows) edge_tiles(k, out + full_rows * D, in + full_rows, n_rows - full_rows, n_cols, S, D);
     });
