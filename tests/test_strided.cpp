@@ -301,6 +301,12 @@ TEST(CpuStrided, TransposesPastTheL2CachesAreExact) {
     const Tensor cube = random_tensor({33, 32, side * side / 1024 + 3}, dtype, seed++);
     check(simd, {"permute(2, 1, 0) of " + shape_str(cube.shape()), cube.permute({2, 1, 0})}, Device::cpu(), aligned);
   }
+  // Blocks of a page of dst rows go in columns of two passes (Note [columns]), 16 x 16 f32 tiles
+  // two wide: 33 tiles' src rows leave a last column one tile wide.
+  std::int64_t n = 1024;
+  while (16 * 33 * n * 8 <= l2) n *= 2;
+  const Tensor odd = random_tensor({16 * 33, n}, DType::f32, seed++);
+  check(simd, {"transpose " + shape_str(odd.shape()), odd.t()}, Device::cpu(), 16);
 }
 
 TEST(CpuStrided, VariantsRefuseANonContiguousDestination) {

@@ -991,7 +991,9 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
   }
   if (!nt || whole_lines) {
     const bool tile_nt = nt && whole_lines;  // micro-tiles' rows are lines of dst
-    const bool columns = tile_nt && k.column && block_rows <= k.column_rows;
+    // Columns where each pass reads a page of every src row: blocks of fewer dst rows (65536 x 64,
+    // a 4-d permute's rows of 64) read runs too short for the prefetchers (Note [columns]).
+    const bool columns = tile_nt && k.column && block_rows == page && page <= k.column_rows;
     const std::int64_t block_cols = std::max(columns ? k.column_side : V, page / block_rows * V);
     for_each_tile(plan, dst, src, block_rows, block_cols, [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols,
                                                                std::int64_t S, std::int64_t D) {
