@@ -301,8 +301,9 @@ TEST(CpuStrided, TransposesPastTheL2CachesAreExact) {
     const Tensor cube = random_tensor({33, 32, side * side / 1024 + 3}, dtype, seed++);
     check(simd, {"permute(2, 1, 0) of " + shape_str(cube.shape()), cube.permute({2, 1, 0})}, Device::cpu(), aligned);
   }
-  // Blocks of a page of dst rows go in columns of two passes (Note [columns]), 16 x 16 f32 tiles
-  // two wide: 33 tiles' src rows leave a last column one tile wide.
+  // Blocks of a page of dst rows go in columns of two passes (Note [columns]), micro-tiles two
+  // wide: with AVX-512, 33 tiles' src rows leave a last column one 16 x 16 tile wide (AVX2's
+  // columns, 16 f32, leave none on a pitch of whole lines).
   std::int64_t n = 1024;
   while (16 * 33 * n * 8 <= l2) n *= 2;
   const Tensor odd = random_tensor({16 * 33, n}, DType::f32, seed++);

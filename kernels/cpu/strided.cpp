@@ -442,6 +442,12 @@ FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std:
 //   bench_strided's f32 8192^2, the binaries before and after alternated: one thread 16.7/17.5 ->
 //   19.7/19.9 GB/s; two threads gain where the memory leaves room (beside a copy at 60-63 GB/s,
 //   34.3/34.8 -> 37.0), not beside one at 46-48 (33.6 -> 33.4/33.8).
+// - AVX2 (8 x 8 f32 and 16 x 16 bf16 tiles, rows of half a line): the columns are two tiles wide
+//   and stream each line as two halves, where strips of an L1 buffer went before. On this Zen 4
+//   with FLOPSCOPE_MAX_ISA=avx2 (a stand-in: no AVX2-only CPU here), bench_strided, binaries
+//   alternated, one thread: f32 8192^2 14.9/15.5 -> 18.2/18.0 GB/s, 4096^2 14.8/15.0 ->
+//   19.3/18.9, bf16 8192^2 14.3/14.6 -> 16.3/16.1; two threads f32 8192^2 30.6/30.8/30.5 ->
+//   34.2/34.2/32.8, 4096^2 27.2/30.9/29.2 -> 35.6/35.5/36.7, bf16 27.0/29.7/27.6 -> 32.3/30.2/29.2.
 constexpr std::int64_t kColumnStageBytes = 64 << 10;
 
 // A column of 16 x 16 4-byte tiles, two wide, streamed (Note [columns]): 32 src rows x `rows`
@@ -579,9 +585,9 @@ FLOPSCOPE_AVX512 void transpose_column32_2byte_avx512(const std::uint16_t* src, 
   }
 }
 
-FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
-                                            std::int64_t D, bool nt) {
-  __m256i r[8], t[8];
+// 8 x 8 4-byte elements transposed into registers: t[j] is column j of the 8 src rows.
+FLOPSCOPE_AVX2 inline void transpose8x8_4byte_avx2_regs(const std::uint32_t* src, std::int64_t S, __m256i (&t)[8]) {
+  __m256i r[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * S));
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
@@ -597,6 +603,12 @@ FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64
     t[k] = _mm256_permute2x128_si256(r[k], r[4 + k], 0x20);
     t[4 + k] = _mm256_permute2x128_si256(r[k], r[4 + k], 0x31);
   }
+}
+
+FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
+                                            std::int64_t D, bool nt) {
+  __m256i t[8];
+  transpose8x8_4byte_avx2_regs(src, S, t);
   for (int j = 0; j < 8; ++j) {
     auto* out = reinterpret_cast<__m256i*>(dst + j * D);
     if (nt) _mm256_stream_si256(out, t[j]);
@@ -624,9 +636,9 @@ FLOPSCOPE_AVX2 void transpose4x4_8byte_avx2(const std::uint64_t* src, std::int64
 }
 
 // 16 x 16 2-byte elements in ymm (AVX2; AVX-512 runs two of these a zmm: transpose32x32_2byte_avx512).
-FLOPSCOPE_AVX2 void transpose16x16_2byte_avx2(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
-                                              std::int64_t D, bool nt) {
-  __m256i r[16], t[16];
+// 16 x 16 2-byte elements transposed into registers: r[j] is column j of the 16 src rows.
+FLOPSCOPE_AVX2 inline void transpose16x16_2byte_avx2_regs(const std::uint16_t* src, std::int64_t S, __m256i (&r)[16]) {
+  __m256i t[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * S));
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm256_unpacklo_epi16(r[i], r[i + 1]);      // columns 0-3 | 8-11 of 2 rows
@@ -647,10 +659,37 @@ FLOPSCOPE_AVX2 void transpose16x16_2byte_avx2(const std::uint16_t* src, std::int
     r[k] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x20);
     r[8 + k] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x31);
   }
+}
+
+FLOPSCOPE_AVX2 void transpose16x16_2byte_avx2(const std::uint16_t* src, std::int64_t S, std::uint16_t* dst,
+                                              std::int64_t D, bool nt) {
+  __m256i r[16];
+  transpose16x16_2byte_avx2_regs(src, S, r);
   for (int j = 0; j < 16; ++j) {
     auto* out = reinterpret_cast<__m256i*>(dst + j * D);
     if (nt) _mm256_stream_si256(out, r[j]);
     else _mm256_storeu_si256(out, r[j]);
+  }
+}
+
+// A column of V x V tiles of 32-byte rows (AVX2), two wide, streamed (Note [columns]): 2V src
+// rows x `rows` columns (a multiple of V, at most kColumnStageBytes / 32) into `rows` dst rows of
+// one line each, its halves by two streaming stores.
+template <class T, int V, void (*regs)(const T*, std::int64_t, __m256i (&)[V])>
+FLOPSCOPE_AVX2 void transpose_column_avx2(const T* src, std::int64_t S, T* dst, std::int64_t D, std::int64_t rows) {
+  alignas(32) __m256i first[kColumnStageBytes / 32];  // dst row j's first half-line
+  __m256i r[V];
+  for (std::int64_t at = 0; at < rows; at += V) {
+    regs(src + at, S, r);
+    for (int j = 0; j < V; ++j) first[at + j] = r[j];
+  }
+  for (std::int64_t at = 0; at < rows; at += V) {
+    regs(src + V * S + at, S, r);
+    T* out = dst + at * D;
+    for (int j = 0; j < V; ++j) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + j * D), first[at + j]);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + j * D + V), r[j]);
+    }
   }
 }
 
@@ -856,14 +895,18 @@ SimdKernels<T> simd_kernels() {
   if constexpr (sizeof(T) == 4) {
     if (avx512)
       k = {transpose16x16_4byte_avx512, 16, k.copy_row, nullptr, transpose_column32_4byte_avx512, 32, kColumnStageBytes / 64};
-    else if (avx2) k = {transpose8x8_4byte_avx2, 8, k.copy_row};
+    else if (avx2)
+      k = {transpose8x8_4byte_avx2, 8, k.copy_row, nullptr,
+           transpose_column_avx2<std::uint32_t, 8, transpose8x8_4byte_avx2_regs>, 16, kColumnStageBytes / 32};
   } else if constexpr (sizeof(T) == 8) {
     if (avx512) k = {transpose8x8_8byte_avx512, 8, k.copy_row};
     else if (avx2) k = {transpose4x4_8byte_avx2, 4, k.copy_row};
   } else if constexpr (sizeof(T) == 2) {
     if (avx512)
       k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512, 32, kColumnStageBytes / 32};
-    else if (avx2) k = {transpose16x16_2byte_avx2, 16, k.copy_row};
+    else if (avx2)
+      k = {transpose16x16_2byte_avx2, 16, k.copy_row, nullptr,
+           transpose_column_avx2<std::uint16_t, 16, transpose16x16_2byte_avx2_regs>, 32, kColumnStageBytes / 32};
   } else {
     if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
   }
@@ -945,9 +988,11 @@ FLOPSCOPE_AVX512 void skewed_tiles_avx512(const SimdKernels<std::uint32_t>& k, s
 // block, V dst rows at a time, each left to right.
 //
 // Micro-tiles go straight to dst where a micro-tile row is one whole line of dst (V elements of
-// 64 bytes, a row pitch of whole lines) or where the stores stay in cache. Otherwise (2- and 1-byte
-// elements, whose micro-tile rows are half or a quarter of a line) past the last-level cache, on a
-// row pitch of whole lines, a strip of V dst rows x kStripBytes goes through
+// 64 bytes, a row pitch of whole lines) or where the stores stay in cache; past the L2 caches, in
+// blocks of a page of dst rows, in columns (Note [columns]: on AVX2 too, whose micro-tile rows are
+// half a line, two micro-tiles make a column's line). Otherwise (1-byte elements, and 2- and
+// 4-byte ones on AVX2 in shorter blocks, whose micro-tile rows are part of a line) past the
+// last-level cache, on a row pitch of whole lines, a strip of V dst rows x kStripBytes goes through
 // an L1 buffer and out a row at a time, whole lines by non-temporal stores and the partial lines
 // at the ends by masked ones: non-temporal stores of part of a line, or of a line split across
 // two, each cost a read of the line from memory (bf16 8192^2: 0.29x a copy direct, 0.79x in strips
@@ -964,8 +1009,9 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
   const std::int64_t pitch_bytes = plan.dst_strides[plan.pivot] * std::int64_t(sizeof(T));
   // Every micro-tile row starts on a line of dst where V elements fill one and every dst stride
   // but the innermost (the pitch, and a batch's: a 3-d permute's) is whole lines.
-  bool whole_lines = V * std::int64_t(sizeof(T)) >= 64;
-  for (int d = 0; d < plan.dims - 1; ++d) whole_lines &= plan.dst_strides[d] * std::int64_t(sizeof(T)) % 64 == 0;
+  bool lines_apart = true;
+  for (int d = 0; d < plan.dims - 1; ++d) lines_apart &= plan.dst_strides[d] * std::int64_t(sizeof(T)) % 64 == 0;
+  const bool whole_lines = lines_apart && V * std::int64_t(sizeof(T)) >= 64;
   const std::int64_t page = 4096 / std::int64_t(sizeof(T));
   std::int64_t block_rows = std::min(page, ceil_div(rows, V) * V);
   // Where dst rows start off a line (4095 x 4097), each micro-tile row's store spans two lines,
@@ -989,11 +1035,13 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
       return;
     }
   }
-  if (!nt || whole_lines) {
+  // Columns (Note [columns]) where a column's part of each dst row is whole lines and each pass
+  // reads a page of every src row: blocks of fewer dst rows (65536 x 64, a 4-d permute's rows of
+  // 64) read runs too short for the prefetchers.
+  const bool columns = nt && lines_apart && k.column && k.column_side * std::int64_t(sizeof(T)) % 64 == 0 &&
+                       block_rows == page && page <= k.column_rows;
+  if (!nt || whole_lines || columns) {
     const bool tile_nt = nt && whole_lines;  // micro-tiles' rows are lines of dst
-    // Columns where each pass reads a page of every src row: blocks of fewer dst rows (65536 x 64,
-    // a 4-d permute's rows of 64) read runs too short for the prefetchers (Note [columns]).
-    const bool columns = tile_nt && k.column && block_rows == page && page <= k.column_rows;
     const std::int64_t block_cols = std::max(columns ? k.column_side : V, page / block_rows * V);
     for_each_tile(plan, dst, src, block_rows, block_cols, [&](T* out, const T* in, std::int64_t n_rows, std::int64_t n_cols,
                                                                std::int64_t S, std::int64_t D) {
