@@ -448,31 +448,15 @@ FLOPSCOPE_AVX512 void transpose16x16_4byte_avx512(const std::uint32_t* src, std:
 //   alternated, one thread: f32 8192^2 14.9/15.5 -> 18.2/18.0 GB/s, 4096^2 14.8/15.0 ->
 //   19.3/18.9, bf16 8192^2 14.3/14.6 -> 16.3/16.1; two threads f32 8192^2 30.6/30.8/30.5 ->
 //   34.2/34.2/32.8, 4096^2 27.2/30.9/29.2 -> 35.6/35.5/36.7, bf16 27.0/29.7/27.6 -> 32.3/30.2/29.2.
+// - f64 (8 x 8 tiles, 4 x 4 on AVX2), columns of 16 and 8 src rows: bench_strided --dtypes=f64
+//   --views=transpose --matrices=8192x4096, binaries alternated: one thread 19.6/19.3/19.7 ->
+//   22.7/23.2/22.8 GB/s; two threads 39.1/38.5/38.0 -> 43.7/38.6/37.7; AVX2 (as above), two
+//   threads 24.5/24.8/24.8 -> 34.9/33.9/34.3.
 constexpr std::int64_t kColumnStageBytes = 64 << 10;
 
-// A column of 16 x 16 4-byte tiles, two wide, streamed (Note [columns]): 32 src rows x `rows`
-// columns (a multiple of 16, at most kColumnStageBytes / 64) into `rows` dst rows of two lines.
-FLOPSCOPE_AVX512 void transpose_column32_4byte_avx512(const std::uint32_t* src, std::int64_t S, std::uint32_t* dst,
-                                                      std::int64_t D, std::int64_t rows) {
-  alignas(64) __m512i first[kColumnStageBytes / 64];  // dst row j's first line
-  __m512i r[16];
-  for (std::int64_t at = 0; at < rows; at += 16) {
-    transpose16x16_4byte_regs(src + at, S, r);
-    for (int j = 0; j < 16; ++j) first[at + j] = r[j];
-  }
-  for (std::int64_t at = 0; at < rows; at += 16) {
-    transpose16x16_4byte_regs(src + 16 * S + at, S, r);
-    std::uint32_t* out = dst + at * D;
-    for (int j = 0; j < 16; ++j) {
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D), first[at + j]);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D + 16), r[j]);
-    }
-  }
-}
-
-FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
-                                                std::int64_t D, bool nt) {
-  __m512i r[8], t[8];
+// 8 x 8 8-byte elements transposed into registers: t[j] is column j of the 8 src rows.
+FLOPSCOPE_AVX512 inline void transpose8x8_8byte_regs(const std::uint64_t* src, std::int64_t S, __m512i (&t)[8]) {
+  __m512i r[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(src + i * S);
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm512_unpacklo_epi64(r[i], r[i + 1]);      // per lane: a0 b0 | a2 b2 | a4 b4 | a6 b6
@@ -488,10 +472,37 @@ FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::i
     t[k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);      // column k
     t[4 + k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);  // column k + 4
   }
+}
+
+FLOPSCOPE_AVX512 void transpose8x8_8byte_avx512(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
+                                                std::int64_t D, bool nt) {
+  __m512i t[8];
+  transpose8x8_8byte_regs(src, S, t);
   if (nt)
     for (int j = 0; j < 8; ++j) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * D), t[j]);
   else
     for (int j = 0; j < 8; ++j) _mm512_storeu_si512(dst + j * D, t[j]);
+}
+
+// A column of V x V tiles of one line a row (AVX-512: 16 x 16 4-byte, 8 x 8 8-byte elements), two
+// wide, streamed (Note [columns]): 2V src rows x `rows` columns (a multiple of V, at most
+// kColumnStageBytes / 64) into `rows` dst rows of two lines.
+template <class T, int V, void (*regs)(const T*, std::int64_t, __m512i (&)[V])>
+FLOPSCOPE_AVX512 void transpose_column_avx512(const T* src, std::int64_t S, T* dst, std::int64_t D, std::int64_t rows) {
+  alignas(64) __m512i first[kColumnStageBytes / 64];  // dst row j's first line
+  __m512i r[V];
+  for (std::int64_t at = 0; at < rows; at += V) {
+    regs(src + at, S, r);
+    for (int j = 0; j < V; ++j) first[at + j] = r[j];
+  }
+  for (std::int64_t at = 0; at < rows; at += V) {
+    regs(src + V * S + at, S, r);
+    T* out = dst + at * D;
+    for (int j = 0; j < V; ++j) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D), first[at + j]);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j * D + V), r[j]);
+    }
+  }
 }
 
 // 16 rows of 2-byte elements, zmm i row i (8 columns in each 128-bit lane), transposed within
@@ -616,9 +627,9 @@ FLOPSCOPE_AVX2 void transpose8x8_4byte_avx2(const std::uint32_t* src, std::int64
   }
 }
 
-FLOPSCOPE_AVX2 void transpose4x4_8byte_avx2(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
-                                            std::int64_t D, bool nt) {
-  __m256i r[4], t[4];
+// 4 x 4 8-byte elements transposed into registers: r[j] is column j of the 4 src rows.
+FLOPSCOPE_AVX2 inline void transpose4x4_8byte_avx2_regs(const std::uint64_t* src, std::int64_t S, __m256i (&r)[4]) {
+  __m256i t[4];
   for (int i = 0; i < 4; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * S));
   t[0] = _mm256_unpacklo_epi64(r[0], r[1]);  // a0 b0 | a2 b2
   t[1] = _mm256_unpackhi_epi64(r[0], r[1]);  // a1 b1 | a3 b3
@@ -628,6 +639,12 @@ FLOPSCOPE_AVX2 void transpose4x4_8byte_avx2(const std::uint64_t* src, std::int64
   r[1] = _mm256_permute2x128_si256(t[1], t[3], 0x20);
   r[2] = _mm256_permute2x128_si256(t[0], t[2], 0x31);
   r[3] = _mm256_permute2x128_si256(t[1], t[3], 0x31);
+}
+
+FLOPSCOPE_AVX2 void transpose4x4_8byte_avx2(const std::uint64_t* src, std::int64_t S, std::uint64_t* dst,
+                                            std::int64_t D, bool nt) {
+  __m256i r[4];
+  transpose4x4_8byte_avx2_regs(src, S, r);
   for (int j = 0; j < 4; ++j) {
     auto* out = reinterpret_cast<__m256i*>(dst + j * D);
     if (nt) _mm256_stream_si256(out, r[j]);
@@ -894,13 +911,18 @@ SimdKernels<T> simd_kernels() {
   k.copy_row = avx512 ? copy_row_avx512 : avx2 ? copy_row_avx2 : nullptr;
   if constexpr (sizeof(T) == 4) {
     if (avx512)
-      k = {transpose16x16_4byte_avx512, 16, k.copy_row, nullptr, transpose_column32_4byte_avx512, 32, kColumnStageBytes / 64};
+      k = {transpose16x16_4byte_avx512, 16, k.copy_row, nullptr,
+           transpose_column_avx512<std::uint32_t, 16, transpose16x16_4byte_regs>, 32, kColumnStageBytes / 64};
     else if (avx2)
       k = {transpose8x8_4byte_avx2, 8, k.copy_row, nullptr,
            transpose_column_avx2<std::uint32_t, 8, transpose8x8_4byte_avx2_regs>, 16, kColumnStageBytes / 32};
   } else if constexpr (sizeof(T) == 8) {
-    if (avx512) k = {transpose8x8_8byte_avx512, 8, k.copy_row};
-    else if (avx2) k = {transpose4x4_8byte_avx2, 4, k.copy_row};
+    if (avx512)
+      k = {transpose8x8_8byte_avx512, 8, k.copy_row, nullptr,
+           transpose_column_avx512<std::uint64_t, 8, transpose8x8_8byte_regs>, 16, kColumnStageBytes / 64};
+    else if (avx2)
+      k = {transpose4x4_8byte_avx2, 4, k.copy_row, nullptr,
+           transpose_column_avx2<std::uint64_t, 4, transpose4x4_8byte_avx2_regs>, 8, kColumnStageBytes / 32};
   } else if constexpr (sizeof(T) == 2) {
     if (avx512)
       k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512, 32, kColumnStageBytes / 32};
