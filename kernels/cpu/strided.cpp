@@ -691,7 +691,9 @@ FLOPSCOPE_AVX2 void transpose16x16_2byte_avx2(const std::uint16_t* src, std::int
 
 // A column of V x V tiles of 32-byte rows (AVX2), two wide, streamed (Note [columns]): 2V src
 // rows x `rows` columns (a multiple of V, at most kColumnStageBytes / 32) into `rows` dst rows of
-// one line each, its halves by two streaming stores.
+// one line each, its halves by two streaming stores. transpose_column_avx512's twin for ymm: a
+// function's target ISA cannot be a template argument, and one body built for AVX-512 could use
+// instructions that an AVX2-only CPU lacks.
 template <class T, int V, void (*regs)(const T*, std::int64_t, __m256i (&)[V])>
 FLOPSCOPE_AVX2 void transpose_column_avx2(const T* src, std::int64_t S, T* dst, std::int64_t D, std::int64_t rows) {
   alignas(32) __m256i first[kColumnStageBytes / 32];  // dst row j's first half-line
@@ -898,9 +900,13 @@ struct SimdKernels {
   void (*copy_row)(unsigned char*, const unsigned char*, std::size_t, bool) = nullptr;
   void (*gather_row)(T*, const T*, std::int64_t, std::int64_t, bool) = nullptr;  // 4- and 8-byte elements
   // Streamed transposes in columns (Note [columns]): column(src, S, dst, D, rows) moves
-  // column_side src rows x `rows` columns (a multiple of side, at most column_rows).
+  // column_side src rows x `rows` columns (a multiple of side, as many as its first pass's
+  // half of each dst row's part fits kColumnStageBytes: column_rows()).
   void (*column)(const T*, std::int64_t, T*, std::int64_t, std::int64_t) = nullptr;
-  std::int64_t column_side = 0, column_rows = 0;
+  std::int64_t column_side = 0;
+  std::int64_t column_rows() const {
+    return column_side > 0 ? kColumnStageBytes / (column_side * std::int64_t(sizeof(T)) / 2) : 0;
+  }
 };
 
 template <class T>
@@ -912,23 +918,23 @@ SimdKernels<T> simd_kernels() {
   if constexpr (sizeof(T) == 4) {
     if (avx512)
       k = {transpose16x16_4byte_avx512, 16, k.copy_row, nullptr,
-           transpose_column_avx512<std::uint32_t, 16, transpose16x16_4byte_regs>, 32, kColumnStageBytes / 64};
+           transpose_column_avx512<std::uint32_t, 16, transpose16x16_4byte_regs>, 32};
     else if (avx2)
       k = {transpose8x8_4byte_avx2, 8, k.copy_row, nullptr,
-           transpose_column_avx2<std::uint32_t, 8, transpose8x8_4byte_avx2_regs>, 16, kColumnStageBytes / 32};
+           transpose_column_avx2<std::uint32_t, 8, transpose8x8_4byte_avx2_regs>, 16};
   } else if constexpr (sizeof(T) == 8) {
     if (avx512)
       k = {transpose8x8_8byte_avx512, 8, k.copy_row, nullptr,
-           transpose_column_avx512<std::uint64_t, 8, transpose8x8_8byte_regs>, 16, kColumnStageBytes / 64};
+           transpose_column_avx512<std::uint64_t, 8, transpose8x8_8byte_regs>, 16};
     else if (avx2)
       k = {transpose4x4_8byte_avx2, 4, k.copy_row, nullptr,
-           transpose_column_avx2<std::uint64_t, 4, transpose4x4_8byte_avx2_regs>, 8, kColumnStageBytes / 32};
+           transpose_column_avx2<std::uint64_t, 4, transpose4x4_8byte_avx2_regs>, 8};
   } else if constexpr (sizeof(T) == 2) {
     if (avx512)
-      k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512, 32, kColumnStageBytes / 32};
+      k = {transpose32x32_2byte_avx512, 32, k.copy_row, nullptr, transpose_column32_2byte_avx512, 32};
     else if (avx2)
       k = {transpose16x16_2byte_avx2, 16, k.copy_row, nullptr,
-           transpose_column_avx2<std::uint16_t, 16, transpose16x16_2byte_avx2_regs>, 32, kColumnStageBytes / 32};
+           transpose_column_avx2<std::uint16_t, 16, transpose16x16_2byte_avx2_regs>, 32};
   } else {
     if (avx2) k = {transpose16x16_1byte_avx2, 16, k.copy_row};
   }
@@ -1061,7 +1067,7 @@ void simd_transpose(const SimdKernels<T>& k, const StridedPlan& plan, T* dst, co
   // reads a page of every src row: blocks of fewer dst rows (65536 x 64, a 4-d permute's rows of
   // 64) read runs too short for the prefetchers.
   const bool columns = nt && lines_apart && k.column && k.column_side * std::int64_t(sizeof(T)) % 64 == 0 &&
-                       block_rows == page && page <= k.column_rows;
+                       block_rows == page && page <= k.column_rows();
   if (!nt || whole_lines || columns) {
     const bool tile_nt = nt && whole_lines;  // micro-tiles' rows are lines of dst
     const std::int64_t block_cols = std::max(columns ? k.column_side : V, page / block_rows * V);
