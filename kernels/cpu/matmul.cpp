@@ -850,7 +850,8 @@ struct Kernel {
   void (*pack_b_rows)(const View&, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t cols, int nr,
                       std::int64_t pitch, P* dst) = nullptr;
   void (*begin)() = nullptr, (*end)() = nullptr;  // around each thread's block (AMX: the tile configuration)
-  // ukr_rows[r]: the first r < mr rows of a sliver into C (m's edge); null where the kernel has none.
+  // ukr_rows[r]: the first r < mr rows of a sliver into C (m's edge); null where the kernel has none
+  // (every r of a kernel of more than 8 rows: gemm_block reads no further than r = 7).
   std::array<Ukr, 8> ukr_rows{};
 };
 
@@ -969,13 +970,16 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
           const std::int64_t i = i0 + s * K.mr;
           const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
           const P* a_sliver = a_panel + s * K.mr * steps;
+          // The kernel that writes this sliver's rows straight into C, or null: a kernel of more
+          // than 8 rows (AMX's 32) has no short-row kernels, and its edge goes through `edge`.
+          typename Kernel<P, T>::Ukr ukr = K.ukr;
+          if (rows < K.mr) ukr = std::size_t(rows) < K.ukr_rows.size() ? K.ukr_rows[std::size_t(rows)] : nullptr;
           for (std::int64_t sb = 0; sb < b_slivers; ++sb) {
             const std::int64_t j = j0 + sb * K.nr;
             const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
             const P* b_sliver = b_panel + sb * pitch;
-            if (cols == K.nr && (rows == K.mr || K.ukr_rows[std::size_t(rows)])) {
-              (rows == K.mr ? K.ukr : K.ukr_rows[std::size_t(rows)])(steps, a_sliver, b_sliver, c + i * ldc + j, ldc,
-                                                                    p0 > 0);
+            if (cols == K.nr && ukr) {
+              ukr(steps, a_sliver, b_sliver, c + i * ldc + j, ldc, p0 > 0);
               continue;
             }
             K.ukr(steps, a_sliver, b_sliver, edge, K.nr, false);
