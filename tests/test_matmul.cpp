@@ -149,9 +149,9 @@ const std::vector<ComputeMode> kCpuModes = {ComputeMode::f64,    ComputeMode::f3
 // Awkward shapes: empty (m, n or k = 0), 1 x 1 x 1, k = 1, odd sizes and sizes off the
 // micro-tiles (6 x 64, 6 x 32, 6 x 16, 4 x 16, 8 x 32, AMX's 32 x 32 and its 32-k chunks), k across
 // k blocks (Note [blocking]: kc from the L1, a few hundred, or on AVX-512 from the L2, 1024 for
-// f32 and 2048 for bf16 on a 1 MiB L2), m across an A panel (at most 256 slivers: 1536 rows at 6,
-// 8192 at 32), n across B blocks (nc from the L2: 192 to 1344 columns), a long k whose last k block
-// is odd (bf16 pairs: 5001 = 2 x 2048 + 905).
+// f32 and 2048 for bf16 on Zen 4's 1 MiB L2, 512 and 1024 on the Xeon's 2 MiB), m across an A
+// panel (at most 256 slivers: 1536 rows at 6, 8192 at 32), n across B blocks (nc from the L2: 192
+// to 1344 columns), a long k whose last k block is odd (bf16 pairs: 5001 = 2 x 2048 + 905).
 const std::vector<std::array<std::int64_t, 3>> kShapes = {
     {0, 5, 3},     {4, 0, 3},     {4, 5, 0},   {1, 1, 1},      {1, 7, 1},   {5, 1, 3},
     {3, 5, 2},     {13, 33, 17},  {15, 31, 1}, {14, 32, 64},   {33, 31, 33}, {29, 65, 385},

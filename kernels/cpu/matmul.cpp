@@ -1142,6 +1142,16 @@ std::optional<std::string> isa_capped() {
 // +0.5/+0.2/0.0%). Longer still (kc = k) was within noise of it: f32 4096^3 +5.3/+3.6% against
 // +3.2/+3.7%. The AVX2, AMX and AVX512-FP16 kernels keep the L1 rule: no CPU of theirs at hand to
 // measure on.
+// That B block fills the whole L2 on AMD only. On the Intel Xeon VM (2 MiB L2, 480 MiB L3) a B
+// block of the whole L2 halved the rate (f32 own / OpenBLAS in a default report: 2048^3 0.51x,
+// 4096^3 0.46x), and the rate follows the block's bytes, not its shape (f32 2048^3 on two threads,
+// kc x nc: 512 x 256 291 GFLOP/s, 256 x 1024 274, 1024 x 256 253, 768 x 512 206, 512 x 1024 129,
+// 1024 x 1024 88). A Zen's L3 is a victim cache of its L2s and gives back at once what the L2
+// loses; a Xeon's mesh L3 does not. So elsewhere the block takes a quarter of the L2 (kc 2048 ->
+// 512 in f32 and f64; a half, kc 1024, was 0.94-0.98x OpenBLAS at 2048^3). Xeon, the binaries
+// before and after alternated twice, own / the faster of oneDNN and OpenBLAS in one process:
+// f32 1024^3 0.97/0.98 -> 1.07/1.02x, 2048^3 0.54/0.72 -> 1.01/1.02x, 4096^3 0.59/0.67 ->
+// 1.04/0.97x; f64 2048^3 0.59/0.62 -> 1.03/1.10x, 4096^3 0.54/0.60 -> 1.04/1.01x.
 enum class KcFrom { l1, l2 };
 
 struct Blocking {
@@ -1163,9 +1173,10 @@ Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_byt
   if (kc_from == KcFrom::l1) {
     kc = round_down(l1 / 2 / (mr * element_bytes), k_unit, k_unit);
     nc = round_down(l2 / 2 / (kc * element_bytes), nr, 4 * nr);
-  } else {  // a B block of the least width filling the L2
+  } else {  // a B block of the least width filling the L2 (AMD), a quarter of it (others)
+    const std::int64_t b_block = cpu.vendor == "AuthenticAMD" ? l2 : l2 / 4;
     nc = 4 * nr;
-    kc = round_down(l2 / (nc * element_bytes), k_unit, k_unit);
+    kc = round_down(b_block / (nc * element_bytes), k_unit, k_unit);
   }
   const std::int64_t mc = std::min<std::int64_t>(round_down(l3_share / 2 / (kc * element_bytes), mr, 4 * mr), 256 * mr);
   return {kc, mc, nc};
