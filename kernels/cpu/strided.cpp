@@ -134,16 +134,12 @@ struct Walker {
   }
   // Where the walk's innermost dimension scatters short dst rows over more than L1 holds while
   // another dimension's rows are dst neighbours (merge heads (B,H,T,d) -> (B,T,H,d): t's rows H·d
-  // apart, h's d apart), walks that dimension in runs of up to kMergeRunBytes of src rows with
-  // the neighbour dimension inside each run: a run's dst rows, for every value of the neighbour,
-  // are one block of dst, written whole before the next (25 heads of GPT-2 XL: rows by rows 6400
-  // bytes apart, a new page each, were 0.56x oneDNN's reorder on the Xeon). Runs of 64 KiB, not
-  // 4: each run of src is a stream the prefetchers follow past a page's worth (Zen 4, same
-  // process, against a copy: 4 KiB 0.49-0.69x, 16 KiB 0.84x, 64 KiB 0.75-0.92x, whole rows
-  // 0.94-1.03x but 0.3x on the Xeon; the dst block of 64 KiB runs, 1.6 MB, stays within the
-  // STLB's reach). `row_bytes`: the rows' length.
-  static constexpr std::int64_t kMergeRunBytes = 64 << 10;
-  void in_dst_tiles(std::int64_t row_bytes, std::int64_t l1_bytes) {
+  // apart, h's d apart), walks that dimension in runs of up to `run_bytes` of src rows with the
+  // neighbour dimension inside each run: a run's dst rows, for every value of the neighbour, are
+  // one block of dst, written whole before the next (25 heads of GPT-2 XL: rows by rows 6400
+  // bytes apart, a new page each, were 0.56x oneDNN's reorder on the Xeon). `row_bytes`: the
+  // rows' length. How long a run should be differs by CPU (merge_run_bytes).
+  void in_dst_tiles(std::int64_t row_bytes, std::int64_t l1_bytes, std::int64_t run_bytes) {
     const int a = dims - 1;
     if (dims < 2 || dims >= kMaxDims || src_strides[a] == 0 || sizes[a] * row_bytes <= l1_bytes) return;
     int b = -1;
@@ -151,7 +147,7 @@ struct Walker {
       if (dst_strides[d] < dst_strides[a] && src_strides[d] != 0 && (b < 0 || dst_strides[d] < dst_strides[b])) b = d;
     if (b < 0) return;
     std::int64_t run = 1;
-    while (2 * run * row_bytes <= kMergeRunBytes && sizes[a] % (2 * run) == 0) run *= 2;
+    while (2 * run * row_bytes <= run_bytes && sizes[a] % (2 * run) == 0) run *= 2;
     if (run == 1) return;
     const Walker old = *this;
     dims = 0;
@@ -271,6 +267,16 @@ void strided_naive(const CopyProblem& p, Stream) {
 // order: src is read as a stream and dst rows are written whole wherever they go (split heads:
 // 28 GB/s instead of 6 on one Zen 4 core, where dst order read 256-byte rows 3 KiB apart); in
 // tiles where that order scatters short rows far apart (Walker::in_dst_tiles: merge heads).
+// Walker::in_dst_tiles's runs: 64 KiB of src rows on AMD, 4 KiB elsewhere. On Zen 4 each run of src
+// is a stream its prefetchers follow only past a page's worth (same process, against a copy: runs of
+// 4 KiB 0.49-0.69x, 16 KiB 0.84x, 64 KiB 0.75-0.92x, whole rows 0.94-1.03x). On the Intel Xeon the
+// dst block must stay small instead: merge heads GPT-2 XL (h = 25), blocked / copy in one process,
+// two rounds alternated: runs of 64 KiB 0.51/0.53x, 16 KiB 0.54/0.50x, 8 KiB 0.88/0.93x, 4 KiB
+// 0.97/0.92x, 2 KiB 0.87/0.93x, 1 KiB 0.89/0.91x; h = 12: 64 KiB 0.72/0.78x, 4 KiB 0.89/0.88x
+// (`XRUN` a throwaway environment variable over this constant; bench_strided --views=merge_heads
+// --heads=8x1024x25x64 --variants=blocked,simd,reorder,copy).
+std::int64_t merge_run_bytes() { return this_cpu().vendor == "AuthenticAMD" ? 64 << 10 : 4 << 10; }
+
 template <class T, class RowFn>
 void for_each_row(const StridedPlan& plan, T* dst, const T* src, RowFn&& row_fn) {
   const int inner = plan.dims - 1;
@@ -278,7 +284,8 @@ void for_each_row(const StridedPlan& plan, T* dst, const T* src, RowFn&& row_fn)
   const std::int64_t piece = 16384 / std::int64_t(sizeof(T)), pieces = ceil_div(length, piece);
   Walker outer(plan, inner, -1);
   outer.in_src_order();
-  outer.in_dst_tiles(length * std::int64_t(sizeof(T)), std::int64_t(this_cpu().l1d_bytes ? this_cpu().l1d_bytes : 32 << 10));
+  outer.in_dst_tiles(length * std::int64_t(sizeof(T)), std::int64_t(this_cpu().l1d_bytes ? this_cpu().l1d_bytes : 32 << 10),
+                    merge_run_bytes());
   const std::int64_t items = outer.count() * pieces;
   const std::int64_t min_items = std::max<std::int64_t>(1, kParallelBytes / (std::min(length, piece) * std::int64_t(sizeof(T))));
   parallel_chunks(std::size_t(items), 1, std::size_t(min_items), [&](std::size_t begin, std::size_t count) {
