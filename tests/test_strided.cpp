@@ -232,8 +232,8 @@ TEST(CpuStrided, StreamingStoresAboveTheLastLevelCacheAreExact) {
   const Tensor x = random_tensor({side, side + 16}, DType::f32, 7);
   const Tensor heads = random_tensor({2, side / 16, 8, 64}, DType::f32, 8);
   // Merge heads walk in tiles of t (Walker::in_dst_tiles) where t's rows spread past L1: runs of
-  // up to 64 KiB of src rows, a power of two of them that divides T (all of T here; 8 rows at
-  // T = 200, 8 bf16 rows at T = 600).
+  // up to 64 KiB of src rows on AMD, 4 KiB elsewhere (merge_run_bytes), a power of two of them
+  // that divides T (on AMD all of T here; 8 rows at T = 200, 8 bf16 rows at T = 600).
   const Tensor merged = random_tensor({2, 8, side / 16, 64}, DType::f32, 19);
   const Tensor merged_odd = random_tensor({2, 5, 200, 64}, DType::f32, 20);
   const Tensor merged16 = random_tensor({2, 3, 600, 64}, DType::bf16, 21);
