@@ -615,6 +615,24 @@ void pack_a_amx(const View& a, std::int64_t i0, int mr, std::int64_t p0, std::in
   }
 }
 
+// Two rows of B's 32 columns (row0: k, row1: k + 1) into 32 pairs, the VNNI layout: two
+// two-source word permutes. (Every CPU with AMX has AVX-512BW.)
+__attribute__((target("avx512f,avx512bw"))) void pair_rows_avx512(const void* row0, const void* row1,
+                                                                   std::uint32_t* out) {
+  static constexpr auto kIndex = [] {
+    std::array<std::array<std::uint16_t, 32>, 2> index{};
+    for (int half = 0; half < 2; ++half)
+      for (int c = 0; c < 16; ++c) {
+        index[half][2 * c] = std::uint16_t(16 * half + c);           // row0's column
+        index[half][2 * c + 1] = std::uint16_t(32 + 16 * half + c);  // row1's column
+      }
+    return index;
+  }();
+  const __m512i a = _mm512_loadu_si512(row0), b = _mm512_loadu_si512(row1);
+  _mm512_storeu_si512(out, _mm512_permutex2var_epi16(a, _mm512_loadu_si512(kIndex[0].data()), b));
+  _mm512_storeu_si512(out + 16, _mm512_permutex2var_epi16(a, _mm512_loadu_si512(kIndex[1].data()), b));
+}
+
 // One B sliver for AMX: columns j0 .. j0+nr (nr = 32), chunk q holding the VNNI layout of k =
 // p0+32q .. +31: row s of the chunk is k pair (2s, 2s+1) of the 32 columns side by side.
 void pack_b_amx(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, Bf16Chunk* dst) {
@@ -634,10 +652,8 @@ void pack_b_amx(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0
     for (int s = 0; s < 16; ++s, out += nr) {
       const std::int64_t k0 = p0 + 32 * q + 2 * s;
       const bool has0 = k0 < p0 + kc, has1 = k0 + 1 < p0 + kc;
-      if (b.cs == 1 && cols == nr && has1) {  // contiguous rows: vectorizes
-        const auto* row0 = reinterpret_cast<const std::uint16_t*>(b.at(k0, j0));
-        const auto* row1 = reinterpret_cast<const std::uint16_t*>(b.at(k0 + 1, j0));
-        for (int c = 0; c < 32; ++c) out[c] = std::uint32_t(row0[c]) | std::uint32_t(row1[c]) << 16;
+      if (b.cs == 1 && cols == nr && has1) {  // contiguous rows
+        pair_rows_avx512(b.at(k0, j0), b.at(k0 + 1, j0), out);
         continue;
       }
       for (int c = 0; c < nr; ++c) {
