@@ -1190,7 +1190,7 @@ Blocking cache_blocking(int mr, int nr, int k_per_step, std::int64_t element_byt
     kc = round_down(l1 / 2 / (mr * element_bytes), k_unit, k_unit);
     nc = round_down(l2 / 2 / (kc * element_bytes), nr, 4 * nr);
   } else {  // a B block of the least width filling the L2 (AMD), a quarter of it (others)
-    const std::int64_t b_block = cpu.vendor == "AuthenticAMD" ? l2 : l2 / 4;
+    const std::int64_t b_block = cpu.amd_caches() ? l2 : l2 / 4;
     nc = 4 * nr;
     kc = round_down(b_block / (nc * element_bytes), k_unit, k_unit);
   }

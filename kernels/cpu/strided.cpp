@@ -275,7 +275,7 @@ void strided_naive(const CopyProblem& p, Stream) {
 // 0.97/0.92x, 2 KiB 0.87/0.93x, 1 KiB 0.89/0.91x; h = 12: 64 KiB 0.72/0.78x, 4 KiB 0.89/0.88x
 // (`XRUN` a throwaway environment variable over this constant; bench_strided --views=merge_heads
 // --heads=8x1024x25x64 --variants=blocked,simd,reorder,copy).
-std::int64_t merge_run_bytes() { return this_cpu().vendor == "AuthenticAMD" ? 64 << 10 : 4 << 10; }
+std::int64_t merge_run_bytes() { return this_cpu().amd_caches() ? 64 << 10 : 4 << 10; }
 
 template <class T, class RowFn>
 void for_each_row(const StridedPlan& plan, T* dst, const T* src, RowFn&& row_fn) {

@@ -33,6 +33,8 @@ int CpuInfo::fma_datapath_bits() const {
   return vector_bits();
 }
 
+bool CpuInfo::amd_caches() const { return vendor == "AuthenticAMD"; }
+
 namespace {
 
 std::size_t read_cache_size(int index) {

@@ -166,14 +166,15 @@ def test_a_case_names_its_copy_and_runs_in_its_block_where_the_block_has_room(na
     # A shape's variants (a run) join their copy's block only while the block stays within 4 GiB
     # of operands: f32 16384^2 (a default where the LLC is large, as the Xeon's 480 MiB) is a copy
     # of 2 GiB beside 4 GiB of transposes, timed in blocks of their own.
+    def shape_of(case_name: str) -> str:  # the name less its variant: "family/variant/rest"
+        return re.sub(r"^([^/]+)/[^/]+/", r"\1/", case_name)
+
     run_bytes: dict[str, int] = {}
     for c in partnered:
         if not c["skip"]:
-            shape = re.sub(r"^([^/]+)/[^/]+/", r"\1/", c["name"])
-            run_bytes[shape] = run_bytes.get(shape, 0) + c["operand_bytes"]
+            run_bytes[shape_of(c["name"])] = run_bytes.get(shape_of(c["name"]), 0) + c["operand_bytes"]
     too_big = [c for c in partnered
-               if run_bytes.get(re.sub(r"^([^/]+)/[^/]+/", r"\1/", c["name"]), 0)
-               + by_name[c["beside"]]["operand_bytes"] > 4 << 30]
+               if run_bytes.get(shape_of(c["name"]), 0) + by_name[c["beside"]]["operand_bytes"] > 4 << 30]
     partnered = [c for c in partnered if c not in too_big]
     paired = [c for c in paired if c not in too_big]
     if name == "bench_convert":

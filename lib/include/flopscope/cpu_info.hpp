@@ -28,6 +28,11 @@ struct CpuInfo {
   // AMD family 25 (Zen 4), whose AVX-512 runs on 256-bit units, a 512-bit operation taking two
   // halves (so a zmm FMA per unit counts 8 f32 lanes, not 16). FLOPSCOPE_CPU_FMA_BITS overrides.
   int fma_datapath_bits() const;
+  // AMD's cache hierarchy (Zen 3, Zen 4): an L3 that is a victim cache of the L2s, and prefetchers
+  // that follow a stream only past a page's worth. Measured to want a matmul B block filling the
+  // whole L2 and strided runs of 64 KiB, where the Intel Xeon wants a quarter of the L2 and runs of
+  // 4 KiB (kernels/cpu/matmul.cpp cache_blocking, kernels/cpu/strided.cpp merge_run_bytes).
+  bool amd_caches() const;
 };
 
 CpuInfo detect_cpu();
