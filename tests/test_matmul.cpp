@@ -151,12 +151,15 @@ const std::vector<ComputeMode> kCpuModes = {ComputeMode::f64,    ComputeMode::f3
 // k blocks (Note [blocking]: kc from the L1, a few hundred, or on AVX-512 from the L2, 1024 for
 // f32 and 2048 for bf16 on Zen 4's 1 MiB L2, 512 and 1024 on the Xeon's 2 MiB), m across an A
 // panel (at most 256 slivers: 1536 rows at 6, 8192 at 32), n across B blocks (nc from the L2: 192
-// to 1344 columns), a long k whose last k block is odd (bf16 pairs: 5001 = 2 x 2048 + 905).
+// to 1344 columns), a long k whose last k block is odd (bf16 pairs: 5001 = 2 x 2048 + 905), and
+// AMX's A read in place (k a multiple of 32 within one k block: two whole 32-row slivers, then an
+// edge of 6 rows; two threads splitting C by columns, an edge of 8).
 const std::vector<std::array<std::int64_t, 3>> kShapes = {
     {0, 5, 3},     {4, 0, 3},     {4, 5, 0},   {1, 1, 1},      {1, 7, 1},   {5, 1, 3},
     {3, 5, 2},     {13, 33, 17},  {15, 31, 1}, {14, 32, 64},   {33, 31, 33}, {29, 65, 385},
     {17, 97, 800}, {6, 64, 64},   {7, 129, 700}, {3600, 3, 2},  {8200, 2, 40}, {3, 1400, 5}, {2, 3, 5001},
     {10, 128, 40}, {8, 192, 33},  // an edge of 4 and of 2 rows across whole AVX-512 slivers
+    {70, 200, 160},
 };
 
 }  // namespace
@@ -255,6 +258,8 @@ TEST(CpuMatmul, MisalignedStartsPaddedRowsAndStridedOrNarrowOutputs) {
     }
   for (ComputeMode mode : {ComputeMode::f16, ComputeMode::bf16})
     cases.push_back({33, 47, 70, mode, Layout::NN, 0, 0, compute_mode_info(mode).a});
+  // AMX's A in place at an odd start and row pitch, two threads splitting C by rows (n < 128).
+  for (Layout layout : {Layout::NN, Layout::NT}) cases.push_back({200, 45, 64, ComputeMode::bf16, layout, 3, 5});
   check_all(cases, "offsets, padding, transposed and narrow C");
 }
 

@@ -56,7 +56,16 @@
 // within +-3%. A thread that waits at a barrier on this shared VM waits for the slower one.
 // Reading A in place instead of packing it (small operands, pitch no multiple of 4 KiB) was tried
 // at 256^3: packing's 6% was gone and the micro-kernel on six A rows as much slower (+-0.6%); at
-// 1024^3 and 2048^3 (f32, bf16, Zen 4) the same: -0.7 to +1.4%.
+// 1024^3 and 2048^3 (f32, bf16, Zen 4) the same: -0.7 to +1.4%. AMX differs: a tile load reads
+// 16 rows at any stride, and at bf16 256^3 on the Intel Xeon packing took a third of the time
+// (`perf record`: B 21%, A 12%, the tiles 37%). There A's slivers of 32 whole rows are read in
+// place where one k block covers k (Kernel::ukr_a_in_place), and the threads then split C by
+// columns, each packing half of B (column_ways). Two threads, bf16 NN, GFLOP/s, two rounds
+// (throwaway environment switches): 256^3 packed 1270-1350, in place and rows 1530-1610, in place
+// and columns 1750-1850; 384^3 in place rows 1870-1920, columns 1950-2130. Past one k block
+// (kc 384 here) columns were slower (448^3 1280-1360 against 1650-1780, 512^3 1300-1360 against
+// 1690-1730), and in place no faster than packed (1024^3, 2048^3: within +-4%) or slower (4096^3,
+// a row pitch of 8 KiB: 1290-1390 against 1360-1560).
 // At m's edge a sliver of fewer rows runs a kernel of that many rows straight into C (Kernel::
 // ukr_rows, the FMA and vdpbf16ps kernels): 256^3 on two threads is then 21 and 21 2/3 slivers
 // of work, not 21 and 22 (Zen 4, binaries alternated three times: f32 -1%, bf16 -1.8%). Other
@@ -784,9 +793,11 @@ __attribute__((target("avx512f,avx512bf16"))) void ukr_dpbf16(std::int64_t steps
 // (4, 5: rows 0-15, 16-31, 32 bf16 a row) and two B tiles (6, 7: columns 0-15, 16-31, 16 k pairs a
 // row), in amx.hpp's configuration (amx_begin, amx_end).
 
-__attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, const Bf16Chunk* a,
-                                                          const Bf16Chunk* b, float* c, std::int64_t ldc,
-                                                          bool accumulate) {
+// The tiles of one C tile: chunk q's A tiles at a + q·a_chunk_bytes (rows 0-15) and 16 rows of
+// a_row_bytes further (rows 16-31), its B tiles at b + 32q chunks.
+__attribute__((target("amx-tile,amx-bf16"), always_inline)) inline void amx_tile(
+    std::int64_t chunks, const unsigned char* a, std::int64_t a_row_bytes, std::int64_t a_chunk_bytes,
+    const Bf16Chunk* b, float* c, std::int64_t ldc, bool accumulate) {
   const std::int64_t stride = ldc * std::int64_t(sizeof(float));
   float* c1 = c + 16 * ldc;
   if (accumulate) {
@@ -800,10 +811,11 @@ __attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, c
     _tile_zero(2);
     _tile_zero(3);
   }
-  for (std::int64_t q = 0; q < chunks; ++q, a += 32, b += 32) {
-    _tile_loadd(4, a, 64);
+  const std::int64_t a1 = 16 * a_row_bytes;
+  for (std::int64_t q = 0; q < chunks; ++q, a += a_chunk_bytes, b += 32) {
+    _tile_loadd(4, a, a_row_bytes);
     _tile_loadd(6, b, 128);
-    _tile_loadd(5, a + 16, 64);
+    _tile_loadd(5, a + a1, a_row_bytes);
     _tile_loadd(7, reinterpret_cast<const char*>(b) + 64, 128);
     _tile_dpbf16ps(0, 4, 6);
     _tile_dpbf16ps(1, 4, 7);
@@ -814,6 +826,20 @@ __attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, c
   _tile_stored(1, c + 16, stride);
   _tile_stored(2, c1, stride);
   _tile_stored(3, c1 + 16, stride);
+}
+
+// A packed (pack_a_amx): a chunk row is 64 bytes, a chunk 32 of them.
+__attribute__((target("amx-tile,amx-bf16"))) void ukr_amx(std::int64_t chunks, const Bf16Chunk* a,
+                                                          const Bf16Chunk* b, float* c, std::int64_t ldc,
+                                                          bool accumulate) {
+  amx_tile(chunks, reinterpret_cast<const unsigned char*>(a), 64, 32 * 64, b, c, ldc, accumulate);
+}
+
+// A where it lies (Kernel::ukr_a_in_place): a tile row is 64 bytes of an A row, a chunk 64 bytes on.
+__attribute__((target("amx-tile,amx-bf16"))) void ukr_amx_a_in_place(std::int64_t chunks, const unsigned char* a,
+                                                                     std::int64_t a_row_bytes, const Bf16Chunk* b,
+                                                                     float* c, std::int64_t ldc, bool accumulate) {
+  amx_tile(chunks, a, a_row_bytes, 64, b, c, ldc, accumulate);
 }
 
 // f16 products summed in f16 (32 lanes a register) for kFp16Block steps, then converted and
@@ -869,7 +895,20 @@ struct Kernel {
   // ukr_rows[r]: the first r < mr rows of a sliver into C (m's edge); null where the kernel has none
   // (every r of a kernel of more than 8 rows: gemm_block reads no further than r = 7).
   std::array<Ukr, 8> ukr_rows{};
+  // A read where it lies instead of packed, for a sliver of mr whole rows with k contiguous and a
+  // k block of whole steps: ukr_a_in_place(steps, &A(i, p0), A's row stride in bytes, b, c, ldc,
+  // accumulate). Null where A is always packed (Note [the loops]: AMX only).
+  using UkrAInPlace = void (*)(std::int64_t steps, const unsigned char* a, std::int64_t a_row_bytes, const P* b,
+                               T* c, std::int64_t ldc, bool accumulate);
+  UkrAInPlace ukr_a_in_place = nullptr;
 };
+
+// Whether `kernel` reads A's whole-row slivers in place for this A (else it packs every sliver):
+// where one k block covers k. Note [the loops] has what was measured.
+template <class P, class T>
+bool reads_a_in_place(const Kernel<P, T>& kernel, const View& a) {
+  return kernel.ukr_a_in_place && a.cs == 1 && a.cols % kernel.k_per_step == 0 && a.cols <= kernel.kc;
+}
 
 constexpr int kMaxTile = 32 * 32;  // the largest mr x nr
 
@@ -913,8 +952,9 @@ std::int64_t share_boundary(std::int64_t count, int parts, int index, std::int64
 // micro-tiles per share. A tie (square C) goes to rows: each thread's A panel is then half as
 // tall and stays nearer its core; on Zen 4, two threads, calls alternated in one process, rows
 // beat columns by 7% (f32 256^3), 11% (512^3), 4.5% (1024^3), 2% (2048^3), 1% (4096^3), f64
-// 1024^3 7%, bf16 256^3 10%.
-int column_ways(std::int64_t m, std::int64_t n, std::int64_t k, int threads, int mr, int nr) {
+// 1024^3 7%, bf16 256^3 10%. A read in place (!packs_a: AMX, one k block) costs nothing, and
+// a column split then packs half of B a thread.
+int column_ways(std::int64_t m, std::int64_t n, std::int64_t k, int threads, int mr, int nr, bool packs_a) {
   int best = 1;
   double best_packed = -1;
   for (int ways = 1; ways <= threads; ++ways) {
@@ -922,7 +962,7 @@ int column_ways(std::int64_t m, std::int64_t n, std::int64_t k, int threads, int
     const int row_ways = threads / ways;
     if (ways > 1 && n < std::int64_t(ways) * 2 * nr) continue;
     if (row_ways > 1 && m < std::int64_t(row_ways) * 2 * mr) continue;
-    const double packed = double(m) * double(k) * ways + double(k) * double(n) * row_ways;
+    const double packed = (packs_a ? double(m) * double(k) * ways : 0.0) + double(k) * double(n) * row_ways;
     if (best_packed < 0 || packed < best_packed) best = ways, best_packed = packed;
   }
   return best;
@@ -973,7 +1013,11 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
     for (std::int64_t p0 = 0; p0 < k; p0 += K.kc) {
       const std::int64_t kcur = std::min(K.kc, k - p0);
       const std::int64_t steps = (kcur + K.k_per_step - 1) / K.k_per_step, pitch = sliver_pitch(K, steps);
-      for (std::int64_t s = 0; s < a_slivers; ++s) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
+      // Slivers of mr whole rows are read in place where the kernel can (reads_a_in_place).
+      const bool in_place = reads_a_in_place(K, a);
+      const auto whole = [&](std::int64_t s) { return i0 + (s + 1) * K.mr <= i_end; };
+      for (std::int64_t s = 0; s < a_slivers; ++s)
+        if (!(in_place && whole(s))) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
       for (std::int64_t j0 = j_begin; j0 < j_end; j0 += nc) {
         const std::int64_t ncur = std::min(nc, j_end - j0);
         const std::int64_t b_slivers = (ncur + K.nr - 1) / K.nr;
@@ -986,6 +1030,7 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
           const std::int64_t i = i0 + s * K.mr;
           const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
           const P* a_sliver = a_panel + s * K.mr * steps;
+          const unsigned char* a_rows = in_place && whole(s) ? a.at(i, p0) : nullptr;
           // The kernel that writes this sliver's rows straight into C, or null: a kernel of more
           // than 8 rows (AMX's 32) has no short-row kernels, and its edge goes through `edge`.
           typename Kernel<P, T>::Ukr ukr = K.ukr;
@@ -994,15 +1039,19 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
             const std::int64_t j = j0 + sb * K.nr;
             const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
             const P* b_sliver = b_panel + sb * pitch;
-            if (cols == K.nr && ukr) {
-              ukr(steps, a_sliver, b_sliver, c + i * ldc + j, ldc, p0 > 0);
-              continue;
-            }
-            K.ukr(steps, a_sliver, b_sliver, edge, K.nr, false);
+            const bool direct = cols == K.nr && ukr;  // into C, else into `edge`
+            T* const out = direct ? c + i * ldc + j : edge;
+            const std::int64_t ld = direct ? ldc : K.nr;
+            const bool accumulate = direct && p0 > 0;
+            if (a_rows)
+              K.ukr_a_in_place(steps, a_rows, a.rs * a.size, b_sliver, out, ld, accumulate);
+            else
+              (direct ? ukr : K.ukr)(steps, a_sliver, b_sliver, out, ld, accumulate);
+            if (direct) continue;
             for (int r = 0; r < rows; ++r)
               for (int cc = 0; cc < cols; ++cc) {
-                T& out = c[(i + r) * ldc + j + cc];
-                out = (p0 > 0 ? out : T{}) + edge[r * K.nr + cc];
+                T& dst = c[(i + r) * ldc + j + cc];
+                dst = (p0 > 0 ? dst : T{}) + edge[r * K.nr + cc];
               }
           }
         }
@@ -1018,7 +1067,7 @@ template <class P, class T>
 void gemm(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_t ldc, Panels<P>& panels) {
   const std::int64_t m = a.rows, k = a.cols, n = b.cols;
   const int threads = double(m) * double(n) * double(k) > kParallelWork ? std::min(panels.threads, omp_get_max_threads()) : 1;
-  const int tn = column_ways(m, n, k, threads, K.mr, K.nr), tm = threads / tn;
+  const int tn = column_ways(m, n, k, threads, K.mr, K.nr, !reads_a_in_place(K, a)), tm = threads / tn;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
@@ -1328,6 +1377,7 @@ std::optional<std::string> amx_unavailable(const MatmulProblem& p) {
 Runner prepare_amx(const MatmulProblem& p) {
   // A chunk (32 k of a row) is 64 bytes: kc from 2-byte elements, a multiple of 32.
   auto kernel = blocked_kernel<Bf16Chunk, float>(32, 32, 32, 2, pack_a_amx, pack_b_amx, ukr_amx);
+  kernel.ukr_a_in_place = ukr_amx_a_in_place;
   kernel.begin = amx_begin;
   kernel.end = amx_end;
   tell_choice(p, "amx_bf16", kernel);
