@@ -999,9 +999,11 @@ std::shared_ptr<Panels<P>> make_panels(const Kernel<P, T>& kernel, std::int64_t 
 }
 
 // One thread's block of C (rows i_begin .. i_end, columns j_begin .. j_end): Note [the loops].
+// a_in_place: reads_a_in_place(K, a), decided once by gemm, whose split of C assumes it.
 template <class P, class T>
-void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_t ldc, std::int64_t i_begin,
-                std::int64_t i_end, std::int64_t j_begin, std::int64_t j_end, P* a_panel, P* b_panel) {
+void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_t ldc, bool a_in_place,
+                std::int64_t i_begin, std::int64_t i_end, std::int64_t j_begin, std::int64_t j_end, P* a_panel,
+                P* b_panel) {
   const std::int64_t k = a.cols;
   // B blocks of near-equal width, at most K.nc.
   const std::int64_t width = j_end - j_begin;
@@ -1013,11 +1015,10 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
     for (std::int64_t p0 = 0; p0 < k; p0 += K.kc) {
       const std::int64_t kcur = std::min(K.kc, k - p0);
       const std::int64_t steps = (kcur + K.k_per_step - 1) / K.k_per_step, pitch = sliver_pitch(K, steps);
-      // Slivers of mr whole rows are read in place where the kernel can (reads_a_in_place).
-      const bool in_place = reads_a_in_place(K, a);
+      // Slivers of mr whole rows are read in place where the kernel can (a_in_place).
       const auto whole = [&](std::int64_t s) { return i0 + (s + 1) * K.mr <= i_end; };
       for (std::int64_t s = 0; s < a_slivers; ++s)
-        if (!(in_place && whole(s))) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
+        if (!(a_in_place && whole(s))) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
       for (std::int64_t j0 = j_begin; j0 < j_end; j0 += nc) {
         const std::int64_t ncur = std::min(nc, j_end - j0);
         const std::int64_t b_slivers = (ncur + K.nr - 1) / K.nr;
@@ -1030,7 +1031,7 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
           const std::int64_t i = i0 + s * K.mr;
           const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
           const P* a_sliver = a_panel + s * K.mr * steps;
-          const unsigned char* a_rows = in_place && whole(s) ? a.at(i, p0) : nullptr;
+          const unsigned char* a_rows = a_in_place && whole(s) ? a.at(i, p0) : nullptr;
           // The kernel that writes this sliver's rows straight into C, or null: a kernel of more
           // than 8 rows (AMX's 32) has no short-row kernels, and its edge goes through `edge`.
           typename Kernel<P, T>::Ukr ukr = K.ukr;
@@ -1067,7 +1068,8 @@ template <class P, class T>
 void gemm(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_t ldc, Panels<P>& panels) {
   const std::int64_t m = a.rows, k = a.cols, n = b.cols;
   const int threads = double(m) * double(n) * double(k) > kParallelWork ? std::min(panels.threads, omp_get_max_threads()) : 1;
-  const int tn = column_ways(m, n, k, threads, K.mr, K.nr, !reads_a_in_place(K, a)), tm = threads / tn;
+  const bool a_in_place = reads_a_in_place(K, a);
+  const int tn = column_ways(m, n, k, threads, K.mr, K.nr, !a_in_place), tm = threads / tn;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
@@ -1076,7 +1078,7 @@ void gemm(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::int64_
     const std::int64_t j_begin = share_boundary(n, tn, tn_i, K.nr), j_end = share_boundary(n, tn, tn_i + 1, K.nr);
     if (i_begin < i_end && j_begin < j_end) {
       if (K.begin) K.begin();
-      gemm_block(K, a, b, c, ldc, i_begin, i_end, j_begin, j_end, panels.a[std::size_t(t)].data,
+      gemm_block(K, a, b, c, ldc, a_in_place, i_begin, i_end, j_begin, j_end, panels.a[std::size_t(t)].data,
                  panels.b[std::size_t(t)].data);
       if (K.end) K.end();
     }

@@ -172,7 +172,8 @@ def test_a_case_names_its_copy_and_runs_in_its_block_where_the_block_has_room(na
     run_bytes: dict[str, int] = {}
     for c in partnered:
         if not c["skip"]:
-            run_bytes[shape_of(c["name"])] = run_bytes.get(shape_of(c["name"]), 0) + c["operand_bytes"]
+            shape = shape_of(c["name"])
+            run_bytes[shape] = run_bytes.get(shape, 0) + c["operand_bytes"]
     too_big = [c for c in partnered
                if run_bytes.get(shape_of(c["name"]), 0) + by_name[c["beside"]]["operand_bytes"] > 4 << 30]
     partnered = [c for c in partnered if c not in too_big]
