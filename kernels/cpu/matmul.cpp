@@ -998,6 +998,56 @@ std::shared_ptr<Panels<P>> make_panels(const Kernel<P, T>& kernel, std::int64_t 
   return std::make_shared<Panels<P>>(omp_get_max_threads(), a_rows * steps, b_elements);
 }
 
+// A's slivers of rows i0 .. i_end (a_slivers of them) and k p0 .. p0 + kcur into a_panel, but for
+// those read in place (a_in_place: the slivers of mr whole rows).
+template <class P, class T>
+void pack_a_panel(const Kernel<P, T>& K, const View& a, bool a_in_place, std::int64_t i0, std::int64_t i_end,
+                  std::int64_t a_slivers, std::int64_t p0, std::int64_t kcur, std::int64_t steps, P* a_panel) {
+  for (std::int64_t s = 0; s < a_slivers; ++s)
+    if (!(a_in_place && i0 + (s + 1) * K.mr <= i_end))
+      K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
+}
+
+// The micro-kernel over every A sliver x B sliver of one k block (Note [the loops]): C's rows i0 ..
+// min(i0 + a_slivers·mr, i_end) by columns j0 .. j0 + ncur; A's slivers packed at a_panel or, those
+// of mr whole rows where a_in_place, read in place; B's at b_panel + sb·pitch.
+template <class P, class T>
+void run_tiles(const Kernel<P, T>& K, const View& a, bool a_in_place, std::int64_t i0, std::int64_t i_end,
+               std::int64_t a_slivers, std::int64_t p0, std::int64_t steps, const P* a_panel, std::int64_t j0,
+               std::int64_t ncur, const P* b_panel, std::int64_t pitch, T* c, std::int64_t ldc) {
+  alignas(64) T edge[kMaxTile];
+  const std::int64_t b_slivers = (ncur + K.nr - 1) / K.nr;
+  for (std::int64_t s = 0; s < a_slivers; ++s) {
+    const std::int64_t i = i0 + s * K.mr;
+    const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
+    const P* a_sliver = a_panel + s * K.mr * steps;
+    const unsigned char* a_rows = a_in_place && rows == K.mr ? a.at(i, p0) : nullptr;
+    // The kernel that writes this sliver's rows straight into C, or null: a kernel of more
+    // than 8 rows (AMX's 32) has no short-row kernels, and its edge goes through `edge`.
+    typename Kernel<P, T>::Ukr ukr = K.ukr;
+    if (rows < K.mr) ukr = std::size_t(rows) < K.ukr_rows.size() ? K.ukr_rows[std::size_t(rows)] : nullptr;
+    for (std::int64_t sb = 0; sb < b_slivers; ++sb) {
+      const std::int64_t j = j0 + sb * K.nr;
+      const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
+      const P* b_sliver = b_panel + sb * pitch;
+      const bool direct = cols == K.nr && ukr;  // into C, else into `edge`
+      T* const out = direct ? c + i * ldc + j : edge;
+      const std::int64_t ld = direct ? ldc : K.nr;
+      const bool accumulate = direct && p0 > 0;
+      if (a_rows)
+        K.ukr_a_in_place(steps, a_rows, a.rs * a.size, b_sliver, out, ld, accumulate);
+      else
+        (direct ? ukr : K.ukr)(steps, a_sliver, b_sliver, out, ld, accumulate);
+      if (direct) continue;
+      for (int r = 0; r < rows; ++r)
+        for (int cc = 0; cc < cols; ++cc) {
+          T& dst = c[(i + r) * ldc + j + cc];
+          dst = (p0 > 0 ? dst : T{}) + edge[r * K.nr + cc];
+        }
+    }
+  }
+}
+
 // One thread's block of C (rows i_begin .. i_end, columns j_begin .. j_end): Note [the loops].
 // a_in_place: reads_a_in_place(K, a), decided once by gemm, whose split of C assumes it.
 template <class P, class T>
@@ -1009,53 +1059,20 @@ void gemm_block(const Kernel<P, T>& K, const View& a, const View& b, T* c, std::
   const std::int64_t width = j_end - j_begin;
   const std::int64_t nc_blocks = std::max<std::int64_t>(1, (width + K.nc - 1) / K.nc);
   const std::int64_t nc = ((width + nc_blocks - 1) / nc_blocks + K.nr - 1) / K.nr * K.nr;
-  alignas(64) T edge[kMaxTile];
   for (std::int64_t i0 = i_begin; i0 < i_end; i0 += K.mc) {
     const std::int64_t a_slivers = (std::min(K.mc, i_end - i0) + K.mr - 1) / K.mr;
     for (std::int64_t p0 = 0; p0 < k; p0 += K.kc) {
       const std::int64_t kcur = std::min(K.kc, k - p0);
       const std::int64_t steps = (kcur + K.k_per_step - 1) / K.k_per_step, pitch = sliver_pitch(K, steps);
-      // Slivers of mr whole rows are read in place where the kernel can (a_in_place).
-      const auto whole = [&](std::int64_t s) { return i0 + (s + 1) * K.mr <= i_end; };
-      for (std::int64_t s = 0; s < a_slivers; ++s)
-        if (!(a_in_place && whole(s))) K.pack_a(a, i0 + s * K.mr, K.mr, p0, kcur, a_panel + s * K.mr * steps);
+      pack_a_panel(K, a, a_in_place, i0, i_end, a_slivers, p0, kcur, steps, a_panel);
       for (std::int64_t j0 = j_begin; j0 < j_end; j0 += nc) {
         const std::int64_t ncur = std::min(nc, j_end - j0);
-        const std::int64_t b_slivers = (ncur + K.nr - 1) / K.nr;
         if (K.pack_b_rows && b.cs == 1)
           K.pack_b_rows(b, p0, kcur, j0, ncur, K.nr, pitch, b_panel);
         else
-          for (std::int64_t sb = 0; sb < b_slivers; ++sb)
+          for (std::int64_t sb = 0; sb * K.nr < ncur; ++sb)
             K.pack_b(b, p0, kcur, j0 + sb * K.nr, K.nr, b_panel + sb * pitch);
-        for (std::int64_t s = 0; s < a_slivers; ++s) {
-          const std::int64_t i = i0 + s * K.mr;
-          const int rows = int(std::min<std::int64_t>(K.mr, i_end - i));
-          const P* a_sliver = a_panel + s * K.mr * steps;
-          const unsigned char* a_rows = a_in_place && whole(s) ? a.at(i, p0) : nullptr;
-          // The kernel that writes this sliver's rows straight into C, or null: a kernel of more
-          // than 8 rows (AMX's 32) has no short-row kernels, and its edge goes through `edge`.
-          typename Kernel<P, T>::Ukr ukr = K.ukr;
-          if (rows < K.mr) ukr = std::size_t(rows) < K.ukr_rows.size() ? K.ukr_rows[std::size_t(rows)] : nullptr;
-          for (std::int64_t sb = 0; sb < b_slivers; ++sb) {
-            const std::int64_t j = j0 + sb * K.nr;
-            const int cols = int(std::min<std::int64_t>(K.nr, j0 + ncur - j));
-            const P* b_sliver = b_panel + sb * pitch;
-            const bool direct = cols == K.nr && ukr;  // into C, else into `edge`
-            T* const out = direct ? c + i * ldc + j : edge;
-            const std::int64_t ld = direct ? ldc : K.nr;
-            const bool accumulate = direct && p0 > 0;
-            if (a_rows)
-              K.ukr_a_in_place(steps, a_rows, a.rs * a.size, b_sliver, out, ld, accumulate);
-            else
-              (direct ? ukr : K.ukr)(steps, a_sliver, b_sliver, out, ld, accumulate);
-            if (direct) continue;
-            for (int r = 0; r < rows; ++r)
-              for (int cc = 0; cc < cols; ++cc) {
-                T& dst = c[(i + r) * ldc + j + cc];
-                dst = (p0 > 0 ? dst : T{}) + edge[r * K.nr + cc];
-              }
-          }
-        }
+        run_tiles(K, a, a_in_place, i0, i_end, a_slivers, p0, steps, a_panel, j0, ncur, b_panel, pitch, c, ldc);
       }
     }
   }
