@@ -66,6 +66,18 @@
 // (kc 384 here) columns were slower (448^3 1280-1360 against 1650-1780, 512^3 1300-1360 against
 // 1690-1730), and in place no faster than packed (1024^3, 2048^3: within +-4%) or slower (4096^3,
 // a row pitch of 8 KiB: 1290-1390 against 1360-1560).
+// AMX past one k block runs at 24-28% of its peak (bf16 2048^3, two threads: 1.9-2.2 TFLOP/s, and
+// 6.06 in bench_peak's loop of tiles that load nothing). Throwaway switches, 2-3 rounds each, TFLOP/s:
+// without repacking A and B each call (the panels touched once) 2.37-2.73 against 1.98-2.11 (B
+// 10-17%, A 0-7%); C swapped for a 128 KiB buffer that stays in the L2, no change (2.37-2.49
+// against 2.37-2.73 unpacked; 1.81-1.89 against 1.82-1.91 packed), so C's pass per k block is not
+// what limits. Not kept, all no faster or slower: all of the thread's B packed once and C in mc x
+// nc blocks that stay in the L2 through every k block (B then comes from the L3: 1.42-1.60 at
+// 2048^3, 1.12-1.26 at 4096^3, against 1.84-1.89 and 1.69-1.82); two to four A slivers sharing
+// each B sliver from the L1 at kc 128-384 (1.36-2.05 against 1.98-2.17); kc 512-2048 with nc cut
+// to keep the B block's bytes (1.48-2.07 against 1.77-1.90); a column split (1024^3 1.58-1.66
+// against 1.84-1.93). In a standalone loop of the tile kernel, neither the loads interleaved with
+// the products nor a software prefetch of the next C tile or B chunk gained.
 // At m's edge a sliver of fewer rows runs a kernel of that many rows straight into C (Kernel::
 // ukr_rows, the FMA and vdpbf16ps kernels): 256^3 on two threads is then 21 and 21 2/3 slivers
 // of work, not 21 and 22 (Zen 4, binaries alternated three times: f32 -1%, bf16 -1.8%). Other
