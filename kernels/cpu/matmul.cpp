@@ -688,28 +688,26 @@ void pack_b_amx(const View& b, std::int64_t p0, std::int64_t kc, std::int64_t j0
 
 // A whole AMX B block of unit column stride (NN) at once (Kernel::pack_b_rows): a k pair at a time
 // across every sliver, so that B's two rows are read from end to end (pack_b_amx reads 64 bytes of
-// each row a sliver). Sliver sb at dst + sb·pitch; a last sliver of fewer than nr columns goes
-// through pack_b_amx. Intel Xeon, bf16 2048^3, two threads, `perf record`: B's packing 8.6% of the
-// samples beside the tiles' 61.1%, 6.5% beside 63.7% so. Requesting the rows 2 or 4 pairs ahead
-// (as pack_b_pairs_rows does) made no difference that the host's noise let through.
+// each row a sliver). Sliver sb at dst + sb·pitch. A last chunk of fewer than 32 k, and a last
+// sliver of fewer than nr columns, go through pack_b_amx (zeros past kc and past n). Intel Xeon,
+// bf16 2048^3, two threads, `perf record`: B's packing 8.6% of the samples beside the tiles' 61.1%,
+// 6.5% beside 63.7% so. Requesting the rows 2 or 4 pairs ahead (as pack_b_pairs_rows does) made no
+// difference that the host's noise let through.
 __attribute__((target("avx512f,avx512bw"))) void pack_b_amx_rows(const View& b, std::int64_t p0, std::int64_t kc,
                                                                   std::int64_t j0, std::int64_t cols, int nr,
                                                                   std::int64_t pitch, Bf16Chunk* dst) {
-  const std::int64_t whole = cols / nr, chunks = (kc + 31) / 32;
-  for (std::int64_t q = 0; q < chunks; ++q)
+  const std::int64_t whole = cols / nr, full_chunks = kc / 32;
+  for (std::int64_t q = 0; q < full_chunks; ++q)
     for (int s = 0; s < 16; ++s) {
       const std::int64_t k0 = p0 + 32 * q + 2 * s;
-      const bool has0 = k0 < p0 + kc, has1 = k0 + 1 < p0 + kc;
-      for (std::int64_t sb = 0; sb < whole; ++sb) {
-        auto* out = reinterpret_cast<std::uint32_t*>(dst + sb * pitch + q * nr) + s * nr;
-        if (has1) {
-          pair_rows_avx512(b.at(k0, j0 + sb * nr), b.at(k0 + 1, j0 + sb * nr), out);
-          continue;
-        }
-        for (int c = 0; c < nr; ++c)
-          out[c] = has0 ? load_raw<std::uint16_t>(b.at(k0, j0 + sb * nr + c)) : 0;
-      }
+      for (std::int64_t sb = 0; sb < whole; ++sb)
+        pair_rows_avx512(b.at(k0, j0 + sb * nr), b.at(k0 + 1, j0 + sb * nr),
+                         reinterpret_cast<std::uint32_t*>(dst + sb * pitch + q * nr) + s * nr);
     }
+  if (full_chunks * 32 < kc)  // chunk full_chunks of every whole sliver
+    for (std::int64_t sb = 0; sb < whole; ++sb)
+      pack_b_amx(b, p0 + 32 * full_chunks, kc - 32 * full_chunks, j0 + sb * nr, nr,
+                 dst + sb * pitch + full_chunks * nr);
   if (whole * nr < cols) pack_b_amx(b, p0, kc, j0 + whole * nr, nr, dst + whole * pitch);
 }
 
